@@ -596,3 +596,86 @@ def test_a_write_into_a_view_taken_by_item_indices_a_call_makes_is_refused_in_re
             run()
     _, tangent = autotrace.jvp(f, (X,), (np.ones(3),))  # forward mode reads no old value
     assert tangent == pytest.approx(np.sum(np.cos(X)))
+
+
+# --- the same into an item of a list argument, or into each item a loop takes -------------------
+# An item of a list of numbers is a number, which `s += v[i]` binds anew; an item that is an
+# array (or a list) is changed in place. `for r in v: r += 1.0` takes the items of v one by
+# one: numbers of a one-dimensional array, views of the rows of a matrix.
+
+def first_plus(v, i):
+    s = v[0]
+    s += v[i]  # (first plus)
+    return s
+
+
+def numbers_listed(x):
+    v = [x[0], x[1] * 2.0, x[2]]
+    total = first_plus(v, 2) + first_plus(v, 1)
+    return total * v[0] + np.sum(x ** 2)
+
+
+def each_item_raised(v):
+    total = 0.0
+    for r in v:
+        r += 1.0  # (each item raised)
+        total = total + r * r
+    return total
+
+
+def items_raised_then_read(x):
+    return each_item_raised(x) + np.sum(x ** 2)
+
+
+def each_item_doubled(v):
+    total = 0.0
+    for r in v:
+        r *= 2
+        total = total + r
+    return total
+
+
+def items_doubled_then_read(x):
+    v = np.cos(x)
+    return each_item_doubled(v) * np.sum(v)
+
+
+@pytest.mark.parametrize("f", [numbers_listed, items_raised_then_read, items_doubled_then_read],
+                         ids=lambda f: f.__name__)
+def test_a_write_into_a_number_of_a_list_or_of_a_loop_over_an_argument_is_followed(f):
+    assert_followed_in_every_mode(f)
+    check_every_mode(f, X)
+
+
+def arrays_listed(x):
+    a = x[:2] * 1.0
+    v = [a, x[1:] * 1.0]
+    s = first_plus(v, 1)  # (call first_plus on a list of arrays)
+    return np.sum(s * a)
+
+
+def rows_raised_then_read(x):
+    m = np.reshape(x, (2, 3)) * 1.0
+    total = each_item_raised(m)  # (call each_item_raised on a matrix)
+    return np.sum(total) + np.sum(m)
+
+
+@pytest.mark.parametrize("f, call, write, read", [
+    (arrays_listed, "first_plus(v, 1)", "s += ...,", "'a', which shares its memory,"),
+    (rows_raised_then_read, "each_item_raised(m)", "r += ...,", "'m'")],
+    ids=["a list of arrays", "the rows of a matrix"])
+def test_a_write_into_an_array_item_of_a_list_or_a_row_is_refused(f, call, write, read):
+    x = np.arange(1.0, 5.0) if f is arrays_listed else np.arange(1.0, 7.0)
+    line = line_of(f"(call {call.split('(')[0]} on a")
+    written_at = line_of("(first plus)") if f is arrays_listed else line_of("(each item raised)")
+    expected = (f'File "{THIS_FILE}", line {line}: {call} changes its argument \'v\' in place '
+                f"({write} {THIS_FILE}, line {written_at}), which autotrace does not follow "
+                f"into this function, and {read} is read after it on line {line + 1}; return "
+                f"the new value from {call.split('(')[0]} instead")
+    runs = {"grad": lambda: autotrace.grad(f)(x),
+            "traced grad": lambda: autotrace.function(autotrace.grad(f))(x),
+            "vmap of grad": lambda: autotrace.vmap(autotrace.grad(f))(np.stack([x, x])),
+            "jvp": lambda: autotrace.jvp(f, (x,), (np.ones_like(x),))}
+    for run in runs.values():
+        with pytest.raises(TransformError, match=re.escape(expected)):
+            run()

@@ -106,6 +106,12 @@ class ArrayItems:
             elif isinstance(node, gast.AugAssign) and isinstance(
                     node.target, gast.Name) and node.target.id == name:
                 bindings -= 1  # (the write itself: the name holds what it held)
+            elif isinstance(node, gast.For) and isinstance(
+                    node.target, gast.Name) and node.target.id == name:
+                bindings -= 1  # `for name in parameter:`, an item by one index
+                if not (isinstance(node.iter, gast.Name) and node.iter.id == parameter):
+                    return 0
+                depths.add(1)
             elif isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
                     node.targets[0], gast.Name) and node.targets[0].id == name:
                 bindings -= 1

@@ -255,15 +255,30 @@ def refuse_shared_write(value, message: str, filename: str, line: int,
     only where L is not an array itself. Before a call of a function that writes `s op= v`
     into a name bound to an item of its argument by `items` integer indices (`s = x[0]`), it
     is given that argument: the item is a NumPy number (refuse_shared_item), which `op=` binds
-    anew, where the argument is an array (not of objects) of `items` dimensions or fewer."""
+    anew, where the argument is an array (not of objects) of `items` dimensions or fewer; of
+    a list, tuple or dict, it is one of its items, which `op=` binds anew where none of them
+    is changed in place by an operator (numbers: `s = v[0]; s += v[i]`)."""
     if container is not None and is_mutable_array(container):
         return
     if items and is_mutable_array(value) and np.ndim(value) <= items and \
             value.dtype != object:
         return
+    if items and isinstance(value, (list, tuple, dict)) and not any(
+            _changed_in_place(item) for item in (
+                value.values() if isinstance(value, dict) else value)):
+        return
     if isinstance(value, (list, dict, set, bytearray)) or is_mutable_array(value) or (
             method is not None and _has_own_in_place(value, method)):
         raise TransformError(message, filename, line, construct)
+
+
+def _changed_in_place(item) -> bool:
+    """Whether an in-place operator (`item op= v`) may change `item` in place: a list, dict,
+    set or bytearray, an array (or a traced value that may stand for one), or an object whose
+    class has an in-place operator of its own."""
+    return isinstance(item, (list, dict, set, bytearray)) or is_mutable_array(item) or getattr(
+        item, "may_be_array", lambda: False)() or any(
+        _has_own_in_place(item, method) for method in IN_PLACE_OPERATORS.values())
 
 
 def _has_own_in_place(value, method: str) -> bool:
