@@ -1,5 +1,7 @@
 """np.meshgrid: traced (of reshape, broadcast and copy ops) and differentiated in every mode,
 dense and sparse, in both indexings, against NumPy and central differences."""
+import re
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,49 @@ def test_meshgrid_through_an_unpacked_call():
     np.testing.assert_allclose(autotrace.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x), expected, rtol=1e-6,
                                atol=1e-8)
+
+
+# --- writes into a grid: np.meshgrid's grids (copy=True) are arrays of their own --------------
+
+def writes_into_grids(v):
+    X, Y2 = np.meshgrid(v[:3], v[3:])
+    X[0] = 0.0
+    Y2[:, 1] *= 3.0
+    return np.sum(np.sin(X * Y2 + v[0]))
+
+
+def writes_into_three_grids(v):
+    X, Y2, W = np.meshgrid(v[:2], v[2:4], v[4:], indexing="ij")
+    W += X
+    return np.sum(X * Y2 * W)
+
+
+@pytest.mark.parametrize("f", [writes_into_grids, writes_into_three_grids],
+                         ids=lambda f: f.__name__)
+def test_a_write_into_one_grid_is_followed_in_every_mode(f):
+    v = np.array([0.3, -0.7, 1.1, 0.5, 2.0, -1.5])
+    check_every_mode(f, v)
+    batch = np.stack([v, 2.0 * v])
+    np.testing.assert_allclose(autotrace.vmap(autotrace.grad(f))(batch),
+                               [central_difference(f, point) for point in batch],
+                               rtol=1e-6, atol=1e-8)
+
+
+def writes_into_a_grid_another_name_holds(v):
+    X, Y2 = np.meshgrid(v[:3], v[3:])
+    Z = X
+    X[0] = 0.0  # (written while Z holds it)
+    return np.sum(Z * Y2)
+
+
+def test_a_write_into_a_grid_that_another_name_holds_is_refused():
+    line = _line_of("(written while Z holds it)")
+    with pytest.raises(autotrace.TransformError, match=re.escape(
+            f'File "{__file__}", line {line}: X[0] = ... changes \'X\' in place, and \'Z\' '
+            f"shares its memory (Z = X, line {line - 1}), read after it on line {line + 1}")):
+        autotrace.grad(writes_into_a_grid_another_name_holds)(np.ones(6))
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as source:
+        return next(number for number, text in enumerate(source, 1) if marker in text)

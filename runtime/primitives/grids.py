@@ -25,7 +25,7 @@ def check_indexing(indexing) -> str:
     return indexing
 
 
-@traces(np.meshgrid, container=True, array_api_function=SAME_NAME)
+@traces(np.meshgrid, container=True, new_per_argument=True, array_api_function=SAME_NAME)
 def bind_meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     indexing = check_indexing(static(indexing, "indexing of numpy.meshgrid"))
     count = len(xi)

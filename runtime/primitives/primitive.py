@@ -162,6 +162,9 @@ class FunctionFacts:
         makes_array: its result is always a new array: never a NumPy scalar, nor an argument.
         container: its result may be a tuple or list of arrays (the transforms take it for a
             sequence, and give its tangent the same kind).
+        new_per_argument: its result is a tuple of new arrays, one for each positional
+            argument, none sharing memory with another nor with an argument, unless `copy=`
+            is given other than True (np.meshgrid's grids).
         array_api_function: as Primitive's, for a function no primitive is named after
             (np.split, np.moveaxis).
     """
@@ -172,6 +175,7 @@ class FunctionFacts:
     views_in_list: Callable | bool = False
     makes_array: bool = False
     container: bool = False
+    new_per_argument: bool = False
     array_api_function: Callable | str | None = None
 
 

@@ -15,7 +15,8 @@ from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, call_writes,
                               enclosing_names_written, parameter_names, rebinds, write_text,
                               writes_into_arguments)
 from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, shallow_copy,
-                                               NEW_VALUE_BUILTINS, NEW_VALUE_METHODS,
+                                               NEW_PER_ARGUMENT, NEW_VALUE_BUILTINS,
+                                               NEW_VALUE_METHODS,
                                                VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
                                                numpy_name, python_callee, viewed_arguments)
 from ..codegen.naming import SCOPES
@@ -90,6 +91,9 @@ class CallSharing:
             viewed = viewed_arguments(numpy, node)
             if viewed:
                 return set().union(*(arguments[at] for at in viewed if at < len(arguments)))
+            if numpy in NEW_PER_ARGUMENT and not any(
+                    isinstance(a, gast.Starred) for a in node.args):
+                return self.new_per_argument(node)
             if numpy in VIEWS_IN_A_LIST:  # a list of views: its items are the argument
                 return self.new(node, self.reach(arguments[0]) if arguments else (),
                                 container=True)
@@ -130,6 +134,15 @@ class CallSharing:
         # any of its arguments, or what the called value holds.
         reached |= self.reach(self.value(func))
         return self.new(node, reached) | reached
+
+    def new_per_argument(self, node) -> set:
+        """The tuple of new arrays that `node` makes, one for each positional argument
+        (`X, Y = np.meshgrid(x, y)`): each a memory of its own, noted by its position, so that
+        a write into one grid is no write into another."""
+        arrays = [self.new(node, array=True, plain=True, part=k) for k in range(len(node.args))]
+        made = self.new(node, set().union(*arrays), container=True)
+        self.keyed[next(iter(made))] = (len(arrays), dict(enumerate(arrays)))
+        return made
 
     def returned_by(self, node):
         """What a call of a Python function whose source autotrace reads may return of its

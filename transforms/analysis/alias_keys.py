@@ -68,6 +68,22 @@ class KeyedItems:
             found |= (unnoted or self.item)({memory}) if slot is None else set(entry[1][slot])
         return found
 
+    def items_by_position(self, memories, targets) -> list | None:
+        """What each of `targets` (`a, b = pair`, none starred) is, where every container of
+        `memories` is a list or tuple of as many items, each noted: the memories noted at its
+        position, as `pair[0]` reads them; else None."""
+        if not memories or any(isinstance(t, gast.Starred) for t in targets):
+            return None
+        placed = [set() for _ in targets]
+        for memory in memories:
+            entry = self.keyed.get(memory)
+            if entry is None or entry[0] != len(targets) or set(entry[1]) != set(
+                    range(len(targets))):
+                return None
+            for position, found in enumerate(placed):
+                found.update(entry[1][position])
+        return placed
+
     def check_other_items(self, node, owners, key, written, sure: bool, what: str) -> None:
         """`L[k] op= v` changes the item L[k] in place, and autotrace gives L[k] alone a new
         value: refuse it where L is read afterwards and another item of L may share its memory

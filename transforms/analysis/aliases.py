@@ -190,11 +190,12 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
         return whole | self.reach(objects) | made
 
     def new(self, node, holding=(), array=False, container=False, plain=False,
-            inexact=False) -> set:
-        """The memory made at `node`. In a loop, what the last run made there (held by a list
-        the loop appends to, say) becomes an older memory of its own: a write into the newest
-        does not reach the old ones."""
-        memory = ("new", id(node))
+            inexact=False, part=None) -> set:
+        """The memory made at `node` (with `part`, that part of what it makes: a grid of
+        np.meshgrid's). In a loop, what the last run made there (held by a list the loop
+        appends to, say) becomes an older memory of its own: a write into the newest does not
+        reach the old ones."""
+        memory = ("new", id(node) if part is None else (id(node), part))
         if memory in self.holds or any(memory in held for held in self.holds.values()) or any(
                 memory in memories for memories in self.env.values()):
             self.age(memory)
@@ -435,9 +436,10 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
         if isinstance(target, gast.Name):
             self.env[target.id] = {memory: statement for memory in memories}
         elif isinstance(target, (gast.Tuple, gast.List)):  # `a, b = pair`: items of the pair
-            items = self.item(memories)
-            for element in target.elts:
-                self.bind(element, items, statement)
+            items = self.item(memories)  # (or those noted at each position: alias_keys.py)
+            placed = self.items_by_position(memories, target.elts) or [items] * len(target.elts)
+            for element, memories_there in zip(target.elts, placed):
+                self.bind(element, memories_there, statement)
         elif isinstance(target, gast.Subscript):
             written = self.subscript_written(target)
             self.value(target.slice)

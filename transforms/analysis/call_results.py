@@ -27,6 +27,9 @@ _SOURCE_VIEWS = {function.__name__: facts.source_view for function, facts in fun
                  if facts.source_view is not None}
 # NumPy functions whose result is a list of views of their first argument.
 VIEWS_IN_A_LIST = names_with("views_in_list")
+# NumPy functions whose result is a tuple of new arrays, one for each positional argument
+# (np.meshgrid, unless copy= is given other than True).
+NEW_PER_ARGUMENT = names_with("new_per_argument")
 # NumPy functions whose result is surely a new array (not a number).
 ARRAY_MAKERS = names_with("makes_array")
 # Array methods whose result is new (`copy` of a list or dict holds the same items): those that
