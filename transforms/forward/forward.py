@@ -310,19 +310,28 @@ class ForwardMode(DerivativeMode):
         except RuleError as error:
             raise self.location.error(node, f"{describe(function)}: {error}",
                                       describe(function)) from None
+        written = [copy_tree(s) for s in statements]  # each zero tangent computed, as zeros
         zero_terms = _ZeroTerms(self.linear_functions())
         statements = [zero_terms.visit(s) for s in statements]
         container = getattr(function, "__name__", "") in CONTAINER_RESULTS
-        for statement in statements:
+        for index, statement in enumerate(statements):
             if not isinstance(statement, gast.Assign):
                 continue
+            whole_zero = _is_zero(statement.value)
+            if whole_zero and statement.targets[0].id != self.tangent(primal) or \
+                    not whole_zero and _holds_folded_zero(statement.value):
+                # A zero standing for a term of another shape (`np.sum(dx)` of a zero dx, the
+                # product of a zero and a wider array), in a temporary or an item of the result:
+                # that statement is computed as the rule writes it, on zeros.
+                statement.value = written[index].value
+                whole_zero = False
             if container and statement.targets[0].id == self.tangent(primal):
                 # A tuple or namedtuple result gets a tangent of the very same kind.
                 statement.value = replace_expression(
                     "like_container(tangent, value)",
                     like_container=self.helper("like_container"), tangent=statement.value,
                     value=primal)
-            if _is_zero(statement.value):
+            if whole_zero:
                 statement.value = replace_expression(
                     "zeros_like(value)", zeros_like=self.helper("zeros_like"), value=primal)
             elif zero_terms.dropped_array_zero and statement.targets[0].id == self.tangent(
@@ -496,6 +505,17 @@ def _is_zero(node) -> bool:
     return getattr(node, "symbolic_zero", False)
 
 
+def _folded(zero):
+    """The zero `zero` standing for a whole term, whose shape may be another than its own."""
+    folded = copy.copy(zero)
+    folded.folded_zero = True
+    return folded
+
+
+def _holds_folded_zero(node) -> bool:
+    return any(getattr(part, "folded_zero", False) for part in gast.walk(node))
+
+
 def _spellings(function, context) -> list:
     """How generated code may name `function`: `np.sum` (numpy as bound there)."""
     return [f"{context.numpy_name}.{function.__name__}", f"np.{function.__name__}"]
@@ -519,7 +539,7 @@ class _ZeroTerms(gast.NodeTransformer):
         if positions and any(p < len(node.args) and _is_zero(node.args[p]) for p in positions):
             zero = next(node.args[p] for p in positions
                         if p < len(node.args) and _is_zero(node.args[p]))
-            return zero
+            return _folded(zero)
         return node
 
     def drop(self, zero, kept):
@@ -531,9 +551,9 @@ class _ZeroTerms(gast.NodeTransformer):
         self.generic_visit(node)
         left, right = _is_zero(node.left), _is_zero(node.right)
         if isinstance(node.op, (gast.Mult, gast.MatMult)) and (left or right):
-            return node.left if left else node.right
+            return _folded(node.left if left else node.right)
         if isinstance(node.op, (gast.Div, gast.FloorDiv, gast.Mod)) and left:
-            return node.left
+            return _folded(node.left)
         if isinstance(node.op, gast.Add) and (left or right):
             return self.drop(node.left, node.right) if left else self.drop(node.right,
                                                                            node.left)
