@@ -30,6 +30,7 @@ import numpy as np
 
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
+from autotrace.runtime.derivatives import matrix_chains as chains
 from autotrace.runtime.derivatives import exponent_logs, scans, structural_adjoints, triangles
 from tests.rule_table_nn import nn_table
 
@@ -104,6 +105,11 @@ def spd(rng, n, batch=()):
 
 def well_conditioned(rng, n, batch=()):
     return rng.standard_normal(batch + (n, n)) + 2.0 * n * np.eye(n)
+
+
+def near_identity(rng, n, batch=()):
+    """A matrix near the identity, whose powers stay of moderate size."""
+    return np.eye(n) + 0.3 * rng.standard_normal(batch + (n, n))
 
 
 def symmetric_spread(rng, n):
@@ -428,6 +434,38 @@ TABLE += [
       lambda rng: (spread_singular_values(rng, (2, 4, 3)),)),
     E("linalg.pinv/tall", np.linalg.pinv, normal((5, 3))),
     E("linalg.pinv/wide", np.linalg.pinv, normal((2, 4))),
+    E("linalg.multi_dot/three", np.linalg.multi_dot,
+      lambda rng: ([rng.standard_normal(s) for s in ((4, 3), (3, 5), (5, 2))],)),
+    E("linalg.multi_dot/wide", np.linalg.multi_dot,
+      lambda rng: ([rng.standard_normal(s) for s in ((2, 3), (3, 4), (4, 5), (5, 6))],),
+      note="fewer rows than columns: the gradients carry g from the right"),
+    E("linalg.multi_dot/vector-ends", np.linalg.multi_dot,
+      lambda rng: ([rng.standard_normal(s) for s in ((3,), (3, 4), (4, 5), (5, 2), (2,))],)),
+    E("linalg.multi_dot/row-first", np.linalg.multi_dot,
+      lambda rng: ([rng.standard_normal(s) for s in ((3,), (3, 4), (4, 2))],)),
+    E("linalg.multi_dot/two", np.linalg.multi_dot,
+      lambda rng: ([rng.standard_normal(s) for s in ((2, 3, 4), (4, 2))],),
+      note="two arrays: np.dot of any"),
+    E("linalg.matrix_power/3", np.linalg.matrix_power, lambda rng: (near_identity(rng, 3), 3)),
+    E("linalg.matrix_power/batched-4", np.linalg.matrix_power,
+      lambda rng: (near_identity(rng, 3, (2,)), 4)),
+    E("linalg.matrix_power/1", np.linalg.matrix_power, lambda rng: (near_identity(rng, 2), 1)),
+    E("linalg.matrix_power/0", np.linalg.matrix_power, lambda rng: (near_identity(rng, 2), 0)),
+    E("linalg.matrix_power/-1", np.linalg.matrix_power, lambda rng: (near_identity(rng, 3), -1)),
+    E("linalg.matrix_power/-3", np.linalg.matrix_power,
+      lambda rng: (near_identity(rng, 3, (2,)), -3)),
+    # lstsq of a of full rank, whose singular values are apart (s has svd's rule).
+    E("linalg.lstsq/tall-vector", np.linalg.lstsq,
+      lambda rng: (spread_singular_values(rng, (6, 3)), rng.standard_normal(6))),
+    E("linalg.lstsq/tall-matrix", np.linalg.lstsq,
+      lambda rng: (spread_singular_values(rng, (5, 3)), rng.standard_normal((5, 2)))),
+    E("linalg.lstsq/wide-vector", np.linalg.lstsq,
+      lambda rng: (spread_singular_values(rng, (3, 5)), rng.standard_normal(3)),
+      note="the minimum-norm solution; no residuals"),
+    E("linalg.lstsq/wide-matrix", np.linalg.lstsq,
+      lambda rng: (spread_singular_values(rng, (2, 4)), rng.standard_normal((2, 3)))),
+    E("linalg.lstsq/square", np.linalg.lstsq,
+      lambda rng: (spread_singular_values(rng, (3, 3)), rng.standard_normal((3, 2)))),
     E("linalg.norm/vector", np.linalg.norm, normal((5,))),
     E("linalg.norm/matrix", np.linalg.norm, normal((3, 4))),
     E("linalg.norm/fro", np.linalg.norm, normal((3, 4)), dict(ord="fro")),
@@ -840,6 +878,25 @@ TABLE += [
     E("helper:einsum_jvp", products.einsum_jvp,
       lambda rng: ("ii,ij->j", [rng.standard_normal((3, 3)), rng.standard_normal((3, 2))],
                    (rng.standard_normal((3, 3)), rng.standard_normal((3, 2)))), wrt=(1, 2)),
+]
+
+_chain = lambda *shapes: lambda rng: [rng.standard_normal(s) for s in shapes]  # noqa: E731
+TABLE += [
+    E("helper:multi_dot_adjoint", chains.multi_dot_adjoint,
+      lambda rng: (rng.standard_normal(5), _chain((3,), (3, 4), (4, 2), (2, 5))(rng)),
+      wrt=(0, 1)),
+    E("helper:multi_dot_adjoint/two", chains.multi_dot_adjoint,
+      lambda rng: (rng.standard_normal((3, 2)), _chain((3, 4), (4, 2))(rng)), wrt=(0, 1)),
+    E("helper:multi_dot_jvp", chains.multi_dot_jvp,
+      lambda rng: (_chain((2, 3), (3, 4), (4,))(rng), _chain((2, 3), (3, 4), (4,))(rng))),
+    E("helper:matrix_power_adjoint", chains.matrix_power_adjoint,
+      lambda rng: (rng.standard_normal((3, 3)), near_identity(rng, 3), 3)),
+    E("helper:matrix_power_adjoint/negative", chains.matrix_power_adjoint,
+      lambda rng: (rng.standard_normal((3, 3)), near_identity(rng, 3), -2)),
+    E("helper:matrix_power_jvp", chains.matrix_power_jvp,
+      lambda rng: (rng.standard_normal((2, 3, 3)), near_identity(rng, 3, (2,)), 3)),
+    E("helper:matrix_power_jvp/negative", chains.matrix_power_jvp,
+      lambda rng: (rng.standard_normal((3, 3)), near_identity(rng, 3), -2)),
 ]
 
 TABLE += nn_table(E)  # convolution, pooling and erf: tests/rule_table_nn.py

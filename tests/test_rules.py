@@ -12,6 +12,7 @@ import pytest
 import autotrace.transforms.rules  # noqa: F401  (fills the registries)
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
+from autotrace.runtime.derivatives import matrix_chains as chains
 from tests.rule_table import TABLE
 from autotrace.transforms.rules.core import adjoint_rules, constant_functions, instantiate
 from autotrace.transforms.rule_evaluation import rule_vjp
@@ -224,9 +225,14 @@ def test_functions_called_in_rule_bodies_have_rules():
                 if target is None:
                     problems.append((rule.template.__name__, gast.dump(node.func)))
                 elif target not in adjoint_rules and target not in constant_functions \
-                        and target is not products.einsum_adjoint_cross:
+                        and target not in NOT_CLOSED:
                     problems.append((rule.template.__name__, getattr(target, "__name__", target)))
     assert not problems, problems
+
+
+# Reached only by third derivatives of einsum and of matrix chains: they have no rules.
+NOT_CLOSED = {products.einsum_adjoint_cross, chains.multi_dot_adjoint_cross,
+              chains.matrix_power_adjoint_cross}
 
 
 def eval_callee(node, namespace):

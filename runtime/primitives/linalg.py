@@ -1,6 +1,6 @@
 """Products and linear algebra: matmul, dot, tensordot, einsum, outer, inner, vdot, kron,
 cross, and np.linalg (inv, solve, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, pinv, norm,
-matrix_power).
+matrix_power, lstsq; multi_dot is in multi_dot.py).
 
 matmul, dot and the np.linalg functions whose stand-ins would be singular (inv, solve,
 cholesky, matrix_power) have shape rules of their own; the rest are worked out by running NumPy
@@ -12,14 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import array_api_products
-from ..abstract import AbstractArray, broadcast_shapes
+from ..abstract import AbstractArray, broadcast_shapes, unknown_dimension_error
+from ..devices import array_module
 from .batching import shifted, unrolled_batching
 from .index import setitem
 from .primitive import NOT_CONSTANT
 from .registry import (C_ORDER, SAME_NAME, Primitive, UntraceableError, array_method, bind,
-                       by_example, define_traced_function, literal_source, numpy_functions,
-                       out_argument, read_only_view, register, reject_arguments, shape_of,
-                       static, traces)
+                       by_example, define_runtime_function, define_traced_function,
+                       literal_source, numpy_functions, out_argument, read_only_view, register,
+                       reject_arguments, shape_of, static, traces)
 
 
 def _inexact(dtype) -> np.dtype:
@@ -412,3 +413,60 @@ _one = np.eye(1)
 for _function in (np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr):
     define_traced_function(_function, result_type=type(_function(_one)), fresh=True,
                            container=True, batching=_stacks_batching)
+
+
+# np.linalg.lstsq returns (x, residuals, rank, s). Its residuals are empty unless a has more rows
+# than columns and full rank, and its derivatives are those of a solution of constant rank:
+# autotrace takes a of full rank (min(m, n)), so that the residuals' shape follows from the
+# shapes, and checks it where the rank is known, when lstsq has run.
+
+def check_full_rank(rank, shape: tuple, what: str) -> None:
+    """Raise where np.linalg.lstsq found `rank` below full for its matrix a of `shape`, where
+    autotrace `what` ("traces", "differentiates") it."""
+    if hasattr(rank, "_builder"):  # a traced rank: full_rank_lstsq checks it when it runs
+        return
+    if int(rank) < min(shape):
+        raise np.linalg.LinAlgError(
+            f"autotrace {what} np.linalg.lstsq(a, b) for a of full rank only, but this a, of "
+            f"shape {tuple(shape)}, has rank {int(rank)} < {min(shape)} (the shape of the "
+            f"residuals, and the derivatives, change with the rank): make a of full rank, "
+            f"or write np.linalg.pinv(a) @ b, differentiated at constant rank")
+
+
+def full_rank_lstsq(a, b, rcond=None):
+    """np.linalg.lstsq(a, b, rcond) of an a of full rank (refused at any other)."""
+    x, residuals, rank, s = array_module(a).linalg.lstsq(a, b, rcond=rcond)
+    check_full_rank(rank, np.shape(a), "traces")
+    return x, residuals, rank, s
+
+
+def _lstsq_rule(a, b, rcond=None):
+    b_shape = shape_of(b)
+    if len(a.shape) != 2 or len(b_shape) not in (1, 2):
+        ndim = len(a.shape) if len(a.shape) != 2 else len(b_shape)
+        raise np.linalg.LinAlgError(f"{ndim}-dimensional array given. Array must be "
+                                    f"two-dimensional")
+    if None in a.shape + b_shape:
+        raise unknown_dimension_error("numpy.linalg.lstsq", a, b)
+    (m, n), columns = a.shape, b_shape[1:]
+    if b_shape[0] != m:
+        raise np.linalg.LinAlgError("Incompatible dimensions")
+    # The dtypes NumPy gives (float32 stays float32; the residuals and s are real).
+    x, residuals, rank, s = np.linalg.lstsq(np.eye(1, dtype=a.dtype),
+                                            np.ones(1, dtype=getattr(b, "dtype", None)
+                                                    or np.asarray(b).dtype))
+    return (AbstractArray((n, *columns), x.dtype, a.device),
+            AbstractArray(((columns or (1,))[0],) if m > n else (0,), residuals.dtype,
+                          a.device),
+            AbstractArray((), np.asarray(rank).dtype, a.device),
+            AbstractArray((min(m, n),), s.dtype, a.device))
+
+
+define_runtime_function("full_rank_lstsq", full_rank_lstsq, _lstsq_rule, fresh=True,
+                        batching=unrolled_batching)
+
+
+@traces(np.linalg.lstsq, container=True)
+def bind_lstsq(a, b, rcond=None):
+    return tuple(bind("full_rank_lstsq", a, b,
+                      rcond=static(rcond, "the argument rcond of numpy.linalg.lstsq")))

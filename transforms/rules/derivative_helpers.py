@@ -1,5 +1,5 @@
-"""Rules of the helpers in runtime/derivatives/adjoint_ops.py, adjoint_products.py and
-scans.py that rule bodies call, both modes.
+"""Rules of the helpers in runtime/derivatives/adjoint_ops.py, adjoint_products.py,
+matrix_chains.py and scans.py that rule bodies call, both modes.
 
 Derivatives of derivatives differentiate generated code, which holds the inlined rule bodies, so
 every helper those bodies call needs rules of its own. Most helpers are linear in their first
@@ -9,7 +9,7 @@ other; the other arguments only supply shapes, axes or orders. The adjoints of p
 bilinear. Helpers that compute masks, sizes or axes are constants.
 
 Not closed: `einsum_adjoint_cross` and `einsum_jvp_cross` (only third derivatives of einsum reach
-them) have no rules.
+them) have no rules, nor have the `*_cross` helpers of matrix chains.
 """
 import numpy as np
 
@@ -49,6 +49,11 @@ from ...runtime.derivatives.structure import add
 from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
 from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
                                               symmetric_read_adjoint)
+from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint,
+                                                   matrix_power_adjoint_cross, matrix_power_jvp,
+                                                   matrix_power_jvp_cross, multi_dot_adjoint,
+                                                   multi_dot_adjoint_cross, multi_dot_jvp,
+                                                   multi_dot_jvp_cross)
 from ...runtime.derivatives.real_only import refuse_complex
 from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear, partials
@@ -413,6 +418,54 @@ def einsum_jvp_rule(z, subscripts, tangents, operands):
 def einsum_jvp_tangent(z, subscripts, tangents, operands):
     d[z] = (einsum_jvp(subscripts, d[tangents], operands)
             + einsum_jvp_cross(subscripts, tangents, d[operands], operands))
+
+
+# Matrix chains (runtime/derivatives/matrix_chains.py) are multilinear, as einsum: the same
+# pattern, with matrix_power's chain of n copies of one matrix.
+
+
+@adjoint(multi_dot_adjoint)
+def multi_dot_adjoint_rule(z, g, arrays):
+    d[g] = multi_dot_jvp(d[z], arrays)
+    d[arrays] = multi_dot_adjoint_cross(g, d[z], arrays)
+
+
+@tangent(multi_dot_adjoint)
+def multi_dot_adjoint_tangent(z, g, arrays):
+    d[z] = add(multi_dot_adjoint(d[g], arrays), multi_dot_adjoint_cross(g, d[arrays], arrays))
+
+
+@adjoint(multi_dot_jvp)
+def multi_dot_jvp_rule(z, tangents, arrays):
+    d[tangents] = multi_dot_adjoint(d[z], arrays)
+    d[arrays] = multi_dot_adjoint_cross(d[z], tangents, arrays)
+
+
+@tangent(multi_dot_jvp)
+def multi_dot_jvp_tangent(z, tangents, arrays):
+    d[z] = multi_dot_jvp(d[tangents], arrays) + multi_dot_jvp_cross(tangents, d[arrays], arrays)
+
+
+@adjoint(matrix_power_adjoint)
+def matrix_power_adjoint_rule(z, g, a, n):
+    d[g] = matrix_power_jvp(d[z], a, n)
+    d[a] = matrix_power_adjoint_cross(g, d[z], a, n)
+
+
+@tangent(matrix_power_adjoint)
+def matrix_power_adjoint_tangent(z, g, a, n):
+    d[z] = matrix_power_adjoint(d[g], a, n) + matrix_power_adjoint_cross(g, d[a], a, n)
+
+
+@adjoint(matrix_power_jvp)
+def matrix_power_jvp_rule(z, t, a, n):
+    d[t] = matrix_power_adjoint(d[z], a, n)
+    d[a] = matrix_power_adjoint_cross(d[z], t, a, n)
+
+
+@tangent(matrix_power_jvp)
+def matrix_power_jvp_tangent(z, t, a, n):
+    d[z] = matrix_power_jvp(d[t], a, n) + matrix_power_jvp_cross(t, d[a], a, n)
 
 
 # The recurrences of the product scan's rules (runtime/derivatives/scans.py). forward_scan and reverse_scan

@@ -35,10 +35,13 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
+from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint, matrix_power_jvp,
+                                                   multi_dot_adjoint, multi_dot_jvp)
 from ...runtime.derivatives.real_only import refuse_complex
 from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
                                               symmetric_read_adjoint)
+from ...runtime.primitives.linalg import check_full_rank
 from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear
 
@@ -147,6 +150,26 @@ def linalg_diagonal_rule(y, x, offset=0):
 
 
 # numpy.linalg.
+
+
+@adjoint(np.linalg.multi_dot)
+def multi_dot_rule(y, arrays, *, out=None):
+    d[arrays] = multi_dot_adjoint(d[y], arrays)
+
+
+@tangent(np.linalg.multi_dot)
+def multi_dot_tangent(y, arrays, *, out=None):
+    d[y] = multi_dot_jvp(d[arrays], arrays)
+
+
+@adjoint(np.linalg.matrix_power)
+def matrix_power_rule(y, a, n):
+    d[a] = matrix_power_adjoint(d[y], a, n)
+
+
+@tangent(np.linalg.matrix_power)
+def matrix_power_tangent(y, a, n):
+    d[y] = matrix_power_jvp(d[a], a, n)
 
 
 @adjoint(np.linalg.inv)
@@ -379,3 +402,51 @@ def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
     ties = norm_ties(x, y, p, ord, axis, keepdims, matrix=False)
     d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis,
                   keepdims=keepdims) / y ** norm_exponent(p)
+
+
+constant(check_full_rank)
+
+
+@adjoint(np.linalg.lstsq)
+def lstsq_rule(y, a, b, rcond=None):
+    refuse_complex((a, b), "numpy.linalg.lstsq")  # its solution reads conj(a)
+    check_full_rank(y[2], np.shape(a), "differentiates")
+    # y = (x, residuals, rank, s), a of full rank, P = a^+ and r = b - a x, on matrices (a
+    # vector b gets a trailing axis). x = P b, with P's rule (Golub & Pereyra 1973), z = P^T gx:
+    # d[b] = z, d[a] = -z x^T + r (P z)^T + (P^T x)(gx - a^T z)^T. The residuals |r_j|^2
+    # (where a has more rows than columns) move as if x stood still, x being optimal:
+    # d[b] = 2 r g_res, d[a] = -2 r g_res x^T. s: as svdvals's rule.
+    pinv = np.linalg.pinv(a)
+    x = solve_as_matrix(y[0], a, b)
+    g_x = solve_as_matrix(d[y][0], a, b)
+    residual = solve_as_matrix(b, a, b) - np.matmul(a, x)
+    g_b = np.matmul(np.swapaxes(pinv, -1, -2), g_x)
+    g_r = g_b + 2.0 * residual * np.pad(d[y][1], (0, np.shape(x)[1] - np.size(d[y][1])))
+    factors = np.linalg.svd(a, full_matrices=False)
+    d[b] = np.reshape(g_r, np.shape(b))
+    d[a] = (np.matmul(residual, np.swapaxes(np.matmul(pinv, g_b), -1, -2))
+            - np.matmul(g_r, np.swapaxes(x, -1, -2))
+            + np.matmul(np.matmul(np.swapaxes(pinv, -1, -2), x),
+                        np.swapaxes(g_x - np.matmul(np.swapaxes(a, -1, -2), g_b), -1, -2))
+            + np.matmul(factors[0] * d[y][3], factors[2]))
+
+
+@tangent(np.linalg.lstsq)
+def lstsq_tangent(y, a, b, rcond=None):
+    refuse_complex((a, b), "numpy.linalg.lstsq")  # its solution reads conj(a)
+    check_full_rank(y[2], np.shape(a), "differentiates")
+    # The transpose of the rule above: dx = P (db - da x) + P P^T da^T r + (1 - P a) da^T P^T x,
+    # d res_j = 2 r_j . (db - da x)_j, ds = diag(U^T da V).
+    pinv = np.linalg.pinv(a)
+    x = solve_as_matrix(y[0], a, b)
+    residual = solve_as_matrix(b, a, b) - np.matmul(a, x)
+    moved = solve_as_matrix(d[b], a, b) - np.matmul(d[a], x)
+    da_t = np.swapaxes(d[a], -1, -2)
+    back = np.matmul(da_t, np.matmul(np.swapaxes(pinv, -1, -2), x))
+    d_x = (np.matmul(pinv, moved + np.matmul(np.swapaxes(pinv, -1, -2), np.matmul(da_t, residual)))
+           + back - np.matmul(pinv, np.matmul(a, back)))
+    factors = np.linalg.svd(a, full_matrices=False)
+    d[y] = (np.reshape(d_x, np.shape(y[0])),
+            (2.0 * np.sum(residual * moved, axis=0))[:np.size(y[1])],
+            0.0,  # the rank's: a weak zero, of no precision of its own, as an integer's
+            np.sum(factors[0] * np.matmul(d[a], np.swapaxes(factors[2], -1, -2)), axis=-2))

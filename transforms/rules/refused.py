@@ -173,11 +173,6 @@ REFUSED = {
     "vecmat": "write np.einsum('...j,...ji->...i', v, a)",
     "linalg.qr": "for a full-rank a, np.linalg.cholesky(a.T @ a).T is r up to the "
                   "signs of its rows",
-    "linalg.lstsq": "write np.linalg.solve(a.T @ a, a.T @ b), or "
-                     "np.linalg.pinv(a) @ b",
-    "linalg.matrix_power": "write the product with @ (np.linalg.inv for a "
-                            "negative power)",
-    "linalg.multi_dot": "write the products with @",
     "linalg.tensorinv": "reshape to a matrix and use np.linalg.inv",
     "linalg.tensorsolve": "reshape to a matrix and use np.linalg.solve",
     "linalg.matrix_norm": "use np.linalg.norm(x, ord, axis=(-2, -1))",
