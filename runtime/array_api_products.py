@@ -208,6 +208,11 @@ class Linalg:
         (a,) = self.names._promoted([a], float_only=True)
         return self.names.xp.matrix_transpose(a) if UPLO == "U" else a
 
+    def matrix_power(self, a, n):
+        """The standard's matrix_power takes n by position alone."""
+        (a,) = self.names._promoted([a], float_only=True)
+        return self._function("matrix_power")(a, n)
+
     def solve(self, a, b):
         a, b = self.names._promoted([a, b], float_only=True)
         if b.ndim == 1:  # NumPy's b of one dimension is a vector
