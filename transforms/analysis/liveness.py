@@ -1,6 +1,7 @@
 """Which names a function may read after each of its statements, before binding them again.
 
     live = live_after(function.body)   # id(statement) -> set of names
+    read_before_bound(loop.body)       # the names an iteration may read from the one before
 
 A backward pass over the statements, loops followed until their sets stop growing; `break`
 goes on after the loop, `continue` at its head, `return` reads its value alone. Given
@@ -22,6 +23,18 @@ from ..front.parsing import resolve
 
 def live_after(body, closures: dict | None = None) -> dict:
     """id(statement) -> the names that may be read after it before being bound again."""
+    return _liveness(body, closures)[0]
+
+
+def read_before_bound(body, closures: dict | None = None) -> set:
+    """The names `body` may read before it binds them: those whose values come from before
+    it. (A `break` or `continue` directly in `body` counts as going on with the statements
+    after it: more names, never fewer.)"""
+    return _liveness(body, closures)[1]
+
+
+def _liveness(body, closures: dict | None) -> tuple[dict, set]:
+    """(live_after's map, the names live before `body`)."""
     found = collections.defaultdict(set)
     closures = closures or {}
 
@@ -66,8 +79,7 @@ def live_after(body, closures: dict | None = None) -> dict:
             return live | _reads(node) | _stored(node.target)  # `k += 1` reads k first
         return live | _reads(node)
 
-    block(body, set(), None)
-    return found
+    return found, block(body, set(), None)
 
 
 def _names_read(node) -> set:

@@ -53,8 +53,7 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
 
     rule_kind = "adjoint"
 
-    def __init__(self, context, active: set, parameters: list, local_names: set,
-                 references: collections.Counter):
+    def __init__(self, context, active: set, parameters: list, local_names: set):
         super().__init__(context, active)
         self.carrying = active  # see transforms/front/front_end.py `activity`
         self.parameters = parameters
@@ -70,7 +69,6 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         self.unread_results: set[str] = set()
         self.shapes = None  # a transforms.analysis.same_shapes.ShapeClasses, when known
         self.local_names = local_names
-        self.references = references
         # id(call) -> [(the helper its recomputation runs in, the name of what it takes)]:
         # `state_as_of(_state1)`, `state_as_at(_written1)` (see `state_version`)
         self.state_versions: dict[int, list] = {}

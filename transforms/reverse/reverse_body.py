@@ -44,15 +44,12 @@ def reverse(unit: Unit) -> None:
     session, context, parameters = unit.session, unit.context, unit.parameters
     seed_name, namespace, wrt_names = unit.keyword, unit.namespace, unit.with_respect_to.names
     body, result, active = unit.body, unit.result, unit.active
-    references, recompute_blocks = collections.Counter(), collections.Counter()
-    for node in (n for s in body for n in walk(s)):  # (one walk for both)
-        if isinstance(node, gast.Name):
-            references[node.id] += 1
-        elif isinstance(node, gast.With) and recomputes(node, namespace) and \
+    recompute_blocks = collections.Counter()
+    for node in (n for s in body for n in walk(s)):
+        if isinstance(node, gast.With) and recomputes(node, namespace) and \
                 isinstance(scope_call(node).args[0], gast.Name):
             recompute_blocks[scope_call(node).args[0].id] += 1
-    reverse = unit.derivative_mode = ReverseMode(context, active, parameters, unit.local_names,
-                                                 references)
+    reverse = unit.derivative_mode = ReverseMode(context, active, parameters, unit.local_names)
     reverse.recompute_blocks = recompute_blocks
     reverse.carrying = unit.carrying
     reverse.sequences = SequenceKinds(body, parameters, namespace, active)

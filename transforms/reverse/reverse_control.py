@@ -7,11 +7,11 @@ adjoint cannot read back from its name is pushed after the if and popped before 
 """
 from __future__ import annotations
 
-import collections
 import copy
 
 import gast
 
+from ..analysis.liveness import closure_reads, read_before_bound
 from ..front.line_map import mark
 from .name_scopes import recomputes, scope_call, with_block
 from .sweep_parts import SAVE, UNDOES, Shared, Sweep, marked
@@ -233,16 +233,19 @@ class ControlFlowAdjoints:
             inner = inner + target_push
         loop.body = count + inner
         primal = counter_site.primal + (before_push if target else []) + [loop]
-        inside = collections.Counter(n.id for n in walk(node) if isinstance(n, gast.Name))
-        # Names used only inside the loop start every iteration afresh: their gradients are
-        # not carried from one iteration to the one before it.
+        inside = {n.id for n in walk(node) if isinstance(n, gast.Name)}
+        # A name each iteration binds before it reads it starts every iteration afresh: its
+        # gradient is not carried from one reversed iteration to the next, unless it has one
+        # where the adjoint sweep enters the loop (read after the loop, or the result: `for
+        # ...: y = a * x; x = y` then `return y`), which the first reversed iteration consumes
+        # and the others must find zero.
         assigned = {n.id for n in walk(node)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        local = {n for n, count in inside.items()
-                 if count >= self.references[n] and n in assigned and n not in self.parameters}
+        fresh = assigned - read_before_bound(node.body, closure_reads(node.body)) - set(
+            self.parameters)
 
         def adjoint(state):
-            carried = sorted((set(inside) & self.active) - local)
+            carried = sorted((inside & self.active) - (fresh - state))
             before = []
             for primal_name in carried:
                 zeros = self.ensure(primal_name, state)
