@@ -27,6 +27,7 @@ import inspect
 import gast
 
 from ..analysis.calls import Checkpointed
+from ..analysis.liveness import closure_reads, read_before_bound
 from ..analysis.random_draws import refuse_draws
 from ..errors import Location
 from ..codegen.naming import Namer
@@ -161,15 +162,21 @@ class _Segmenter:
         outside = _names_outside(self.function, loop)
         line = getattr(loop, "lineno", 0)
         assigned, changed = _written(loop)
-        carried = sorted(n for n in (assigned | changed) - {target} if n in outside)
+        # An iteration's state is also what the next one reads before assigning it, which a
+        # segment's first iteration reads from the segment before.
+        from_before = read_before_bound(loop.body, closure_reads(loop.body))
+        carried = sorted(n for n in (assigned | changed) - {target}
+                         if n in outside or n in from_before)
         if not carried:
             return [loop]  # (computes nothing read after it: left as it is)
         refuse_draws(loop.body, self.namespace, self.location,
                      "a segment of the loop that checkpoint_every splits")
         for carried_name in carried:
-            if not any(where < line for where, _ in outside[carried_name]):
+            if not any(where < line for where, _ in outside.get(carried_name, ())):
+                read = ("after it" if carried_name in outside else
+                        "by the iteration after the one assigning it")
                 raise self.refuse(loop, f"{carried_name!r} is assigned in the loop and read "
-                                  "after it, but not bound before it; assign it a value "
+                                  f"{read}, but not bound before it; assign it a value "
                                   "before the loop")
         state = (name(carried[0]) if len(carried) == 1 else
                  gast.Tuple(elts=[name(n) for n in carried], ctx=gast.Load()))
