@@ -79,6 +79,9 @@ FEATURES = frozenset({
                              # write into in a traced loop
     "nested_transforms",  # autotrace.jvp and autotrace.vjp called inside f (chosen by a
                           # generator of its own)
+    "loop_bound_result",  # f's result computed last in a for loop's body into a name first
+                          # bound there, returned by that name (chosen by a generator of its
+                          # own, so other programs stay the same)
 })
 
 # Constructs that give wrong derivatives or internal errors today, left out so that the test

@@ -389,6 +389,23 @@ class Writer(MemoryWriter, ExpressionWriter):
         returned = list(dict.fromkeys(scope.arrays[-2:] + ["x"]))
         return f"{_RESULT}{' + '.join(terms)}{_ARRAYS}{', '.join(returned)}{_END}"
 
+    def write_loop_bound_result(self, scope: Scope) -> None:
+        """f's result computed last in a loop's body, into a name first bound there, and
+        returned by that name after the loop (`for i in range(3): ...; r = ...` then
+        `return r`). The loop neither jumps nor returns: every pass binds the name."""
+        self.use("loop_bound_result")
+        index, result = self.new_name("i"), self.new_name("r")
+        self.emit(f"for {index} in range({self.rng.randint(2, 3)}):")
+        inner = scope.child(loop_index=index, in_loop=True, may_jump=False,
+                            no_concatenate=scope.no_concatenate
+                            or not self.has("concatenate_in_loop"),
+                            reuse_only=scope.reuse_only or not self.has("new_name_in_loop"))
+        self.block(inner, 1, self.rng.randint(0, 2))
+        self.indent += 1
+        self.emit(f"{result} = {self.result(inner)}")
+        self.indent -= 1
+        self.emit(f"return {result}")
+
     # --- functions -------------------------------------------------------------------------
 
     def helper(self, decorator: str | None) -> str:
@@ -423,7 +440,11 @@ class Writer(MemoryWriter, ExpressionWriter):
         self.lines, self.indent = [], 1
         for _ in range(self.rng.randint(2, 4)):
             self.statement(scope, 2)
-        self.emit(f"return {self.result(scope)}")
+        if self.has("loop_bound_result") and (self.has("loop_in_if") or not scope.in_if) \
+                and random.Random(f"loop bound result {self.seed}").random() < 0.3:
+            self.write_loop_bound_result(scope)
+        else:
+            self.emit(f"return {self.result(scope)}")
         # Statements drawn apart from the program's generator (the rest of the program stays
         # the same), written first in f, their results added to what it returns.
         extra = random.Random(f"extra statements {self.seed}")
@@ -465,7 +486,8 @@ class Writer(MemoryWriter, ExpressionWriter):
             terms.append("nested")
         if first:
             self.lines[:0] = ["    " + line for line in first]
-            self.lines[-1] = self.lines[-1].replace(
+            last = max(i for i, line in enumerate(self.lines) if _ARRAYS in line)
+            self.lines[last] = self.lines[last].replace(
                 _ARRAYS, "".join(f" + {term}" for term in terms) + _ARRAYS)
         parts = [IMPORTS + ("import autotrace\n" if "checkpointed" in self.used else "")]
         if "decorators" in self.used:
