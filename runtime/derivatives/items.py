@@ -23,7 +23,7 @@ from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      zeros_like)
 from .snapshots import is_mutable_array
 from ..devices import add_at as add_at_in_place, array_module
-from ..primitives.index import add_at, get_item, set_item
+from ..primitives.index import add_at, get_item, holds_traced, set_item
 from ..state import deposit, holds_state
 
 
@@ -161,7 +161,7 @@ def item_gradient(gradient, index, value):
         return zeros_like(value)
     selected = get_item(gradient, index)
     if not _basic_index(index) and hasattr(gradient, "shape"):
-        if any(_is_traced(part) for part in _index_parts(index)):  # (in the graph)
+        if holds_traced(index):  # (in the graph; `[0, p]` with p traced is traced too)
             selected = selected * _kept_writes(None, tuple(gradient.shape), index,
                                                tuple(selected.shape))
         else:  # (the mask reads the shapes and the index alone: a constant of a traced
@@ -173,14 +173,10 @@ def item_gradient(gradient, index, value):
     return _sum_to(selected, value)
 
 
-def _index_parts(index):
-    return index if isinstance(index, tuple) else (index,)
-
-
 def _indexed_by_traced(array, index) -> bool:
     """A concrete array indexed at a traced index (inside autotrace.function): NumPy's own
     indexing cannot read or write it, the traced ops can."""
-    return type(array) is np.ndarray and any(_is_traced(part) for part in _index_parts(index))
+    return type(array) is np.ndarray and holds_traced(index)
 
 
 def _kept_writes(xp, x_shape: tuple, index, shape: tuple):

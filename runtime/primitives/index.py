@@ -463,9 +463,7 @@ def add_at(x, index, value):
 def get_item(target, index):
     """`target[index]`: also when `target` is a concrete array and `index` is traced (then
     the result is a traced value; NumPy's own indexing cannot read a traced index)."""
-    pieces = index if isinstance(index, tuple) else (index,)
-    if not is_traced(target) and isinstance(target, np.ndarray) and any(
-            is_traced(piece) for piece in pieces):
+    if not is_traced(target) and isinstance(target, np.ndarray) and holds_traced(index):
         return getitem(target, index)
     return target[index]
 
@@ -480,8 +478,7 @@ def set_item(target, index, value):
     if is_traced(target):
         target[index] = value
         return target
-    pieces = index if isinstance(index, tuple) else (index,)
-    if is_traced(value) or any(is_traced(piece) for piece in pieces):
+    if is_traced(value) or holds_traced(index):  # (`[0, p]` with p traced, too)
         return setitem(target, index, value)
     target[index] = value
     return target
