@@ -61,6 +61,17 @@ def held_values(values):
 _DONE = object()
 
 
+def holds_no_arrays(value) -> bool:
+    """Whether `value` surely holds no other array (nor a view of one) as an item or an
+    attribute: a NumPy array of numbers, a traced value, a number. A write into another array
+    then changes `value` only where `value` is that array, or a view of its memory."""
+    if getattr(value, "_builder", None) is not None:  # a traced value
+        return True
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype != object
+    return value is None or isinstance(value, (bool, int, float, complex))
+
+
 def is_users_object(value) -> bool:
     """Whether `value` is an object of a class of the user's (with a __dict__ or __slots__)."""
     module = (getattr(type(value), "__module__", None) or "").split(".")[0]

@@ -26,7 +26,7 @@ import numpy as np
 
 from .arguments import arrays_overlap
 from .control_aliases import holds_numpy_array
-from ..primitives.memory import OTHER_NAME, held_values, memory_owner
+from ..primitives.memory import OTHER_NAME, held_values, holds_no_arrays, memory_owner
 from .control_loops import TracedRange
 from .control_scope import ControlFlowError
 from ..primitives.index import getitem, holds_traced, indexes_a_view
@@ -53,11 +53,18 @@ def writes_traced(index, value) -> bool:
     return holds_traced(value) or any(holds_traced(piece) for piece in pieces)
 
 
-def refuse_unfollowed_write(target: np.ndarray, where: str, unfollowed: str | None) -> None:
+def refuse_unfollowed_write(target: np.ndarray, where: str, unfollowed: str | None,
+                            holders: tuple = ()) -> None:
     """Raise where the NumPy array `target`, about to become a new traced value by a traced
     write at `where` (the user's line), shares memory that autotrace would not update:
     `unfollowed` is the source's reason (transforms/analysis/write_sharing.py), else `target`
-    is checked for a view of an array that something else holds."""
+    is checked for a view of an array that something else holds. `holders`: functions giving
+    the values of the names the reason names, where the source says none is `target` or a
+    view of it (buffers exchanged, `u, un = un, u`): the reason holds only where one of them
+    may hold an array (a list, an object)."""
+    if unfollowed is not None and holders and all(
+            holds_no_arrays(value) for value in _values(holders)):
+        return
     if unfollowed is None:
         base = target.base
         # (the references: the view's own, `base` and getrefcount's argument)
@@ -65,6 +72,15 @@ def refuse_unfollowed_write(target: np.ndarray, where: str, unfollowed: str | No
             return
         unfollowed = _VIEW_OF_HELD_MEMORY
     raise ControlFlowError(f"{where}\n  {unfollowed}")
+
+
+def _values(functions):
+    """The values `functions` give, those of names not yet bound left out (they hold nothing)."""
+    for value_of in functions:
+        try:
+            yield value_of()
+        except NameError:
+            continue
 
 
 def refuse_traced_writes(test, arrays: tuple, refusals: tuple, sharers: tuple = ()):

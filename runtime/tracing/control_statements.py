@@ -48,26 +48,28 @@ from ..unknown_sizes import with_unknown_sizes
 
 
 def set_item(target, index, value, *, op: str | None = None, where: str | None = None,
-             unfollowed: str | None = None):
+             unfollowed: str | None = None, holders: tuple = ()):
     """`target[index] = value` for converted code, returning the target's new value: an
     array written with traced values (or at traced indices, a traced boolean mask too) becomes
     traced. Containers are written as they are. Where converted user code gives `where` (its
     line), a NumPy array that other names may share is refused instead
     (control_concrete_arrays.py: `unfollowed`, the reason its source gives,
-    transforms/analysis/write_sharing.py). With `op` (`"+"`), `target[index] op= value`: the
-    item `updated_item` gives is stored, the index evaluated once, as Python does."""
+    transforms/analysis/write_sharing.py; `holders`, functions giving the values of the names
+    it names, where they surely are not the array itself nor a view of it, which refuse it only
+    where one may hold an array). With `op` (`"+"`), `target[index] op= value`: the item
+    `updated_item` gives is stored, the index evaluated once, as Python does."""
     if op is not None:
         value = updated_item(target, index, op, value)
     if not isinstance(target, (np.ndarray, Tracer)):
         target[index] = value
         return target
     if where is not None and isinstance(target, np.ndarray) and writes_traced(index, value):
-        refuse_unfollowed_write(target, where, unfollowed)
+        refuse_unfollowed_write(target, where, unfollowed, holders)
     return _set_array_item(target, index, value)
 
 
 def in_place_target(target, value, *, where: str | None = None,
-                    unfollowed: str | None = None):
+                    unfollowed: str | None = None, holders: tuple = ()):
     """The target of the user's `a op= value` for converted code, which runs the `op=` on what
     this returns (bound to `a`): a NumPy array given a traced value becomes a traced copy of
     itself, bound to `a` alone, which `op=` then changes in place (a NumPy array cannot take a
@@ -76,7 +78,7 @@ def in_place_target(target, value, *, where: str | None = None,
     if not isinstance(target, np.ndarray) or not holds_traced(value):
         return target
     if where is not None:
-        refuse_unfollowed_write(target, where, unfollowed)
+        refuse_unfollowed_write(target, where, unfollowed, holders)
     return in_trace_of(target, as_array(value))
 
 

@@ -51,6 +51,8 @@ from .alias_calls import CallSharing, _text, _walk, functions_defined_once, lamb
 from .alias_items import ArrayItems
 from .alias_keys import NO_KEY, KeyedItems, has_key, key_of
 from .alias_messages import RefusalMessages, written_as
+from .distinct_names import DistinctNames, Env, HoldsNoArrays, copy_env as _copy, env_names as _names, \
+    join_envs as _join
 from .argument_writes import (base_name, enclosing_names_written, operator_text, parameter_names,
                               rebinds)
 from .call_results import NUMBERS_OF_AN_ARRAY, python_callee
@@ -91,7 +93,7 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     return [guard for guards in sharing.guards.values() for guard in guards]
 
 
-class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
+class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctNames):
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
     def __init__(self, function, location, namespace, depth=0, returns=None):
@@ -106,7 +108,8 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
             n.id for n in _walk(function.body)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         # name -> {memory: the statement that bound the name to it}; None where unreachable
-        self.env = {p: {("argument", p): function} for p in parameters}
+        self.env = Env({p: {("argument", p): function} for p in parameters})
+        self.pairs_kept = self.keeps_pairs(function)  # (transforms/analysis/distinct_names.py)
         self.holds = collections.defaultdict(set)  # memory -> memories it may hold
         self.arrays = set()  # memories that are surely arrays
         # Memories that are surely lists, tuples or dicts: an item of one is not the container
@@ -374,11 +377,14 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
     def run(self, node) -> None:
         if isinstance(node, gast.Assign):
             memories = self.value(node.value)
+            bindings = self.same_objects(node)  # (`u, un = un, u`: which names stay apart)
+            before = self.pairs_before(bindings)
             for target in node.targets:
                 if _unpacks_display(target, node.value):  # `A[0], A[1] = A[1], A[0]`
                     self.bind_display(target, node.value, node, self.displayed[id(node.value)])
                 else:
                     self.bind(target, memories, node)
+            self.note_pairs(bindings, before)
         elif isinstance(node, gast.AnnAssign) and node.value is not None:
             self.bind(node.target, self.value(node.value), node)
         elif isinstance(node, gast.AugAssign):
@@ -393,6 +399,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
         elif isinstance(node, (gast.For, gast.While)):
             self.loop(node)
         elif isinstance(node, gast.With):  # a name scope: its block, which always runs
+            for bound in (n for item in node.items if item.optional_vars is not None
+                          for n in walk(item.optional_vars) if isinstance(n, gast.Name)):
+                self.forget_pairs(bound.id)  # (`with ... as a`: bound anew)
             self.block(node.body)
         elif isinstance(node, (gast.Break, gast.Continue)):
             exits = self.loops[-1][isinstance(node, gast.Break)]
@@ -409,6 +418,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
             self.forget_keys()
         elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
             self.env[node.name] = {}
+            self.forget_pairs(node.name)
             if isinstance(node, gast.FunctionDef):
                 self.nested[node.name] = enclosing_names_written(node, self.namespace)
 
@@ -435,6 +445,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
     def bind(self, target, memories, statement) -> None:
         if isinstance(target, gast.Name):
             self.env[target.id] = {memory: statement for memory in memories}
+            self.forget_pairs(target.id)
         elif isinstance(target, (gast.Tuple, gast.List)):  # `a, b = pair`: items of the pair
             items = self.item(memories)  # (or those noted at each position: alias_keys.py)
             placed = self.items_by_position(memories, target.elts) or [items] * len(target.elts)
@@ -520,12 +531,17 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems):
                 continue
             for memory, bound in self.env[other].items():
                 shared = self.reach({memory}) & written
-                if not shared:
+                if not shared or self.unshared(name, other, memory, shared, written):
                     continue
                 if memory not in shared:  # it holds what is written
                     bound = self.taking(memory, shared) or bound
                 message = (self.item_message(other, shared, node, what) if item else
                            self.message(name, other, bound, shared, node, what, target))
+                if not item and self.written_apart(name, other, written):
+                    # (`u, un = un, u` in a loop: what u holds is asked when it runs)
+                    self.guards.setdefault(id(node), []).append(
+                        (node, message, HoldsNoArrays(other)))
+                    continue
                 checked = self.checked_when_run(other, memory, bound, target, node) \
                     if memory in shared else None
                 if checked is not None:
@@ -569,25 +585,3 @@ def _is_float(node) -> bool:
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
         node = node.operand
     return isinstance(node, gast.Constant) and isinstance(node.value, (float, complex))
-
-
-def _copy(env):
-    return None if env is None else {k: dict(v) for k, v in env.items()}
-
-
-def _join(*envs):
-    """Where paths meet: each name may hold what it holds on any of them."""
-    reached = [env for env in envs if env is not None]
-    if not reached:
-        return None
-    joined = _copy(reached[0])
-    for env in reached[1:]:
-        for identifier, memories in env.items():
-            slot = joined.setdefault(identifier, {})
-            for memory, bound in memories.items():
-                slot.setdefault(memory, bound)
-    return joined
-
-
-def _names(env):
-    return None if env is None else {k: set(v) for k, v in env.items()}

@@ -33,8 +33,9 @@ import types
 import gast
 import numpy as np
 
-from .aliases import Sharing, _copy, _join
+from .aliases import Sharing
 from .argument_writes import parameter_names
+from .distinct_names import copy_env as _copy, join_envs as _join
 from .call_results import NEW_VALUE_METHODS
 from ..codegen.codegen import to_source
 from ..codegen.nodes import walk
@@ -66,7 +67,10 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     function makes, "shared": those of them another name holds too}; {"outside": True} for
     each conditional expression that may give such memory; and, for a write in an `if` or
     loop that no name is seen sharing, {"watched": the names read after it}, which the
-    statement's test asks when it runs; for each `a op= v` where `a` may hold an array,
+    statement's test asks when it runs; for a write whose sharers are all apart from the name
+    written (transforms/analysis/distinct_names.py), {"holders": those names}, whose values,
+    when it runs, it is refused for only where one may hold an array; for each `a op= v`
+    where `a` may hold an array,
     {"array": True} (and its refusal, as a converted write's). None where the model cannot
     read the function."""
     analysis = _WriteSharing(function, Location(filename, 1, function.name), namespace)
@@ -79,6 +83,8 @@ def write_sharing(function: gast.FunctionDef, filename: str, namespace: dict) ->
     for key, names in analysis.sharers.items():
         if names and found.get(key, {}).get("unfollowed"):
             found[key]["sharers"] = names
+            if key in analysis.holders:
+                found[key]["holders"] = names
     for key, names in analysis.watched.items():
         if names and not found.get(key, {}).get("unfollowed"):
             found.setdefault(key, {})["watched"] = tuple(sorted(names))
@@ -151,6 +157,9 @@ class _WriteSharing(Sharing):
         # name holds it too}
         self.made = {}
         self.sharers = {}  # id(write) -> the names its refusal names as sharing the memory
+        # the writes whose sharers are all apart from the name written (distinct_names.py):
+        # refused when they run only where one of them may hold an array
+        self.holders = set()
         self.watched = {}  # id(write in an if or loop) -> the names read after it
         self.arrays_in_place = set()  # id(`a op= v`) where `a` may be an array
 
@@ -209,8 +218,11 @@ class _WriteSharing(Sharing):
                 node.value.elts) and not any(isinstance(part, gast.Starred) for part in (
                 *node.targets[0].elts, *node.value.elts)):
             values = [self.value(element) for element in node.value.elts]
+            bindings = self.same_objects(node)  # (`u, un = un, u`: which names stay apart)
+            before = self.pairs_before(bindings)
             for target, memories in zip(node.targets[0].elts, values):
                 self.bind(target, memories, node)
+            self.note_pairs(bindings, before)
             return
         if isinstance(node, gast.Try):  # the handlers from any point of the body
             entry = _copy(self.env)
@@ -245,7 +257,11 @@ class _WriteSharing(Sharing):
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         if self.enclosing and self.env is not None:
             # names whose memory this may change in place, through another name
-            changed = {name for name, memories in self.env.items() if written & set(memories)}
+            changed = {other for other, memories in self.env.items() if any(
+                written & self.reach({memory}) and not self.unshared(
+                    written_name(node) if converted_write(node) or name_in_place(node)
+                    else None, other, memory, written & self.reach({memory}), written)
+                for memory in memories)}
             for statement in self.enclosing:
                 self.changed_inside.setdefault(id(statement), set()).update(changed)
         if self.enclosing and (converted_write(node) or name_in_place(node)) and not (
@@ -317,10 +333,16 @@ class _WriteSharing(Sharing):
                    for other in sorted(self.live_after.get(id(self.statement), ()))
                    if other != name and other in self.env
                    for memory, bound in self.env[other].items()
-                   if self.reach({memory}) & written]
+                   if self.reach({memory}) & written and not self.unshared(
+                       name, other, memory, self.reach({memory}) & written, written)]
         # (a traced statement's test checks that they share it when it runs: a name the model
         # takes for a view, `b = a[0]`, may hold a copy)
         self.sharers[id(node)] = tuple(sorted({other for other, _, _ in sharing}))
+        if sharing and not item and all(self.written_apart(name, other, written)
+                                        for other, _, _ in sharing):
+            self.holders.add(id(node))
+        else:
+            self.holders.discard(id(node))
         if sharing:
             other, memory, bound = sharing[0]
             bound = self.taking(memory, written) or bound
@@ -356,11 +378,15 @@ class _WriteSharing(Sharing):
         return f"{_text(statement)}, line {self.location.line_of(statement)}"
 
     def advice(self, written) -> str:
-        """How to make the array traced where it is made: its maker's `_like` form."""
-        for memory in written:
-            made = self.made_at.get(memory[1]) if memory[0] in ("new", "old") else None
-            if not isinstance(made, gast.Call):
-                continue
+        """How to make the array traced where it is made: its maker's `_like` form, or the
+        value it is made of plus traced zeros. Not a copy's (`u0.copy()`): a copy of a traced
+        value is traced, and zeros in its place would lose the values."""
+        made_by = [self.made_at.get(memory[1]) for memory in written
+                   if memory[0] in ("new", "old") and memory[1] not in self.copies]
+        made_by = sorted((made for made in made_by if isinstance(made, gast.Call)),
+                         key=lambda made: (_TRACED_MAKERS.get(_resolved(
+                             made.func, self.namespace)) is None, getattr(made, "lineno", 0)))
+        for made in made_by:
             maker = _TRACED_MAKERS.get(_resolved(made.func, self.namespace))
             if maker is not None and made.args:
                 # np.full(shape, fill, dtype) -> np.full_like(x, fill, dtype, shape=shape)
@@ -369,8 +395,9 @@ class _WriteSharing(Sharing):
                              *(f"{k.arg}={_text(k.value)}" for k in made.keywords)]
                 return _ADVICE.format(made=f"np.{maker}({', '.join(arguments)}) in place of "
                                            f"{_text(made)} (line {self.location.line_of(made)})")
-            return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...) in place "
-                                       f"of {_text(made)} (line {self.location.line_of(made)})")
+            return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...) + "
+                                       f"{_text(made)} in place of {_text(made)} (line "
+                                       f"{self.location.line_of(made)})")
         return _ADVICE.format(made=f"np.zeros_like({self.traced_name}, shape=...)")
 
 

@@ -46,16 +46,29 @@ def write_keywords(converter, node) -> list:
     (none where it is, as for a NumPy array only the written name holds)."""
     if converter.generated_code:
         return []
+    known = {} if converter.unfollowed is None else converter.unfollowed.get(id(node), {})
     if converter.unfollowed is None:
         keywords = {"unfollowed": _UNREAD}
     else:
-        keywords = {key: value for key, value in converter.unfollowed.get(id(node), {}).items()
-                    if key == "unfollowed"}
+        keywords = {key: value for key, value in known.items() if key == "unfollowed"}
     if not keywords:
         return []
     keywords = {"where": converter._where(node, to_source(node).strip()), **keywords}
-    return [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
-            for key, value in keywords.items() if value is not None]
+    found = [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
+             for key, value in keywords.items() if value is not None]
+    if known.get("holders") and keywords.get("unfollowed"):
+        # (`u, un = un, u`: the others are apart from it, and refuse it only where one of
+        # them, when it runs, may hold an array)
+        found.append(gast.keyword(arg="holders", value=gast.Tuple(
+            elts=[_value_of(other) for other in known["holders"]], ctx=gast.Load())))
+    return found
+
+
+def _value_of(identifier: str) -> gast.Lambda:
+    """`lambda: identifier`, read when a check runs (a name not bound yet holds nothing)."""
+    return gast.Lambda(args=gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[],
+                                           kw_defaults=[], kwarg=None, defaults=[]),
+                       body=name(identifier))
 
 
 def unfollowed_writes(converter, statement) -> list:
@@ -158,11 +171,8 @@ def checked_test(test, writes: list, variables) -> gast.expr:
         if not sharers:
             return gast.Constant(value=None, kind=None)
         return gast.Tuple(elts=[gast.Tuple(elts=[
-            gast.Constant(value=other, kind=None),
-            gast.Lambda(args=gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[],
-                                            kw_defaults=[], kwarg=None, defaults=[]),
-                        body=name(other))], ctx=gast.Load()) for other in sharers],
-            ctx=gast.Load())
+            gast.Constant(value=other, kind=None), _value_of(other)], ctx=gast.Load())
+            for other in sharers], ctx=gast.Load())
     return gast.Call(func=name(helper("refuse_traced_writes")), args=[
         test, gast.Tuple(elts=[name(written) for written, _, _ in writes], ctx=gast.Load()),
         gast.Tuple(elts=[gast.Constant(value=refusal, kind=None) for _, refusal, _ in writes],

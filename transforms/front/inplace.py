@@ -25,6 +25,7 @@ from ..analysis import aliases
 from ..analysis.alias_calls import CalledWith
 from ..analysis.alias_items import UnpackedItem, WrittenItem
 from ..analysis.alias_keys import OtherItems
+from ..analysis.distinct_names import HoldsNoArrays
 from ..analysis.call_results import numpy_name
 from ..analysis.written_by_calls import arguments_calls_write
 from ..analysis.argument_writes import (IN_PLACE_METHODS, IN_PLACE_OPERATORS, WRITING_FUNCTIONS,
@@ -43,6 +44,7 @@ from ..rules.core import constant
 from .shared_items import shares_written_part
 from ...runtime.derivatives.items import shallow_copy
 from ...runtime.derivatives.snapshots import is_mutable_array
+from ...runtime.primitives.memory import holds_no_arrays
 
 # What to write instead of each method that changes its object in place (IN_PLACE_METHODS) ({0}: the object;
 # {1}, ...: its arguments, or the names of `_METHOD_ARGUMENTS` where the call gives fewer).
@@ -153,6 +155,8 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                 elif isinstance(subject, CalledWith):  # a call writing `x op= v` into it
                     items = f", items={subject.items}" if subject.items else ""
                     check = f"{helper('refuse_shared_write')}({subject.argument}, {where}{items})"
+                elif isinstance(subject, HoldsNoArrays):
+                    check = f"{helper('refuse_holding')}({subject.name}, {where})"
                 elif subject is not None:
                     check = f"{helper('refuse_shared_item')}({subject}, {where})"
                 else:
@@ -310,8 +314,17 @@ def refuse_shared_item(item, message: str, filename: str, line: int,
     raise TransformError(message, filename, line, "write into shared memory")
 
 
+def refuse_holding(value, message: str, filename: str, line: int) -> None:
+    """Raise TransformError where `value`, bound to a name the model of memory takes to hold
+    an array that a write changes, but surely not to be that array or a view of it (a buffer
+    exchanged with another, `u, un = un, u`), may hold an array: a list, an object, an array
+    of objects. An array of numbers, a traced value or a number holds none."""
+    if not holds_no_arrays(value):
+        raise TransformError(message, filename, line, "write into shared memory")
+
+
 # They check a value and give nothing: constants to the gradient.
-constant(refuse_shared_write, refuse_shared_item)
+constant(refuse_shared_write, refuse_shared_item, refuse_holding)
 
 
 def _array_method_out_checks(statement, namespace, helper, location) -> list:
