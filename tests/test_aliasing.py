@@ -347,12 +347,19 @@ def copy_advice(written, other, bound=None):
             f"write into {other!r} too")
 
 
-def views(what, written, other, bound, read, copy):
+def views(what, written, other, bound, read, copy, back=None):
+    """The refusal of a write into `written`, bound to memory `other` has (`bound`): work on
+    a copy (`copy`) where `other` should keep its old values, else write into `other`, or, given
+    `back`, assign the changed copy back to `other` (`A[...] = B.reshape(A.shape)`)."""
+    advice = (f"for {other!r} to change as NumPy changes it, change a copy and assign it "
+              f"back: {written} = {copy}; ...; {back}; if {other!r} should keep its old "
+              f"values, work on the copy alone" if back else
+              f"if {other!r} should keep its old values, work on a copy, e.g. {written} = "
+              f"{copy}; if it should change too, as in NumPy, write into {other!r} itself")
     return lambda func: (
         f"{what} writes into {written!r}, which may share its memory with {other!r} ({bound}, "
         f"line {line_of(func, bound)}), read after it on line {line_of(func, read)}: the write "
-        f"changes {other!r} too, which autotrace does not follow; work on a copy, e.g. "
-        f"{written} = {copy}")
+        f"changes {other!r} too, which autotrace does not follow; {advice}")
 
 
 SHARED_WRITES = [
@@ -369,7 +376,8 @@ SHARED_WRITES = [
     (writes_under_a_transpose, "A[0, 1] = 0.0", shares(
         "A[0, 1] = ...", "A", "B", "B = A.T", "return", copy_advice("A", "B", "B = A.T"))),
     (writes_a_reshaped_view, "B[0, 0] = 0.0", views(
-        "B[0, 0] = ...", "B", "A", "B = A.reshape(2, 1)", "return", "A.reshape(2, 1).copy()")),
+        "B[0, 0] = ...", "B", "A", "B = A.reshape(2, 1)", "return", "A.reshape(2, 1).copy()",
+        "A[...] = B.reshape(A.shape)")),
     (writes_through_asarray, "B[0] = 0.0", views(
         "B[0] = ...", "B", "A", "B = np.asarray(A)", "return", "np.asarray(A).copy()")),
     (writes_through_a_matrix_transpose, "B[0, 1] = 0.0", views(
@@ -447,7 +455,9 @@ def test_an_augmented_assignment_is_checked_where_it_runs_in_place():
         f"total += ... writes into 'total', which may share its memory with 'x' (total = x[0], "
         f"line {line_of(accumulates_rows, 'total = x[0]')}), read after it on line "
         f"{line_of(accumulates_rows, 'return')}: the write changes 'x' too, which autotrace "
-        f"does not follow; work on a copy, e.g. total = x[0].copy()")
+        f"does not follow; for 'x' to change as NumPy changes it, write into it, x[0] = x[0] "
+        f"+ ..., or change a copy and assign it back: total = x[0].copy(); ...; x[0] = total; "
+        f"if 'x' should keep its old values, work on the copy alone")
     assert caught.value.lineno == line_of(accumulates_rows, "total += x[1]")
 
 

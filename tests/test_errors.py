@@ -756,32 +756,43 @@ def writes_a_transpose(x):
     return np.sum(A)
 
 
+def copied_back(base, view, shown, direct="") -> str:
+    """The advice for a write through `view` (bound to `shown`, a view of `base`): to change
+    `base` as NumPy does, write into it (`direct`) or assign a changed copy back."""
+    return (f"for {base!r} to change as NumPy changes it, {direct}change a copy and assign it "
+            f"back: {view} = {shown}.copy(); ...; {shown} = {view}; if {base!r} should keep "
+            f"its old values, work on the copy alone")
+
+
 WRITES_THROUGH_VIEWS = [
     (writes_a_view_of_a_local, "v[0] = 100.0", "v = A[:2]", "return np.sum(A)", "v[0] = ...",
-     "v", "A", "v = A[:2].copy()"),
+     "v", "A", copied_back("A", "v", "A[:2]")),
     (fills_a_row, "row[:] = x", "row = A[0]", "return np.sum(A * x)", "row[:] = ...", "row",
-     "A", "row = A[0].copy()"),
+     "A", copied_back("A", "row", "A[0]")),
     (adds_to_each_row, "r += x", "for r in A", "return np.sum(A ** 2)", "r += ...", "r", "A",
-     "r = r.copy() (first thing in the loop)"),
+     "if 'A' should keep its old values, work on a copy, e.g. r = r.copy() (first thing in "
+     "the loop); if it should change too, as in NumPy, write into 'A' itself"),
     (writes_a_transpose, "At[0, 1] = 0.0", "At = A.T", "return np.sum(A)", "At[0, 1] = ...",
-     "At", "A", "At = A.T.copy()"),
+     "At", "A", "for 'A' to change as NumPy changes it, change a copy and assign it back: "
+     "At = A.T.copy(); ...; A[...] = At.T; if 'A' should keep its old values, work on the "
+     "copy alone"),
 ]
 
 
-def view_message(func, bound, read, write, view, base, copy) -> str:
+def view_message(func, bound, read, write, view, base, advice) -> str:
     shown = bound + ":" if bound.startswith("for") else bound
     return (f"{write} writes into {view!r}, which may share its memory with {base!r} "
             f"({shown}, line {line_of(func, bound)}), read after it on line "
             f"{line_of(func, read)}: the write changes {base!r} too, which autotrace does not "
-            f"follow; work on a copy, e.g. {copy}")
+            f"follow; {advice}")
 
 
-@pytest.mark.parametrize("func, marker, bound, read, write, view, base, copy",
+@pytest.mark.parametrize("func, marker, bound, read, write, view, base, advice",
                          WRITES_THROUGH_VIEWS, ids=[case[0].__name__ for case in
                                                     WRITES_THROUGH_VIEWS])
-def test_writes_through_a_view(func, marker, bound, read, write, view, base, copy):
+def test_writes_through_a_view(func, marker, bound, read, write, view, base, advice):
     error = transform_error(func)
-    assert error.message == view_message(func, bound, read, write, view, base, copy)
+    assert error.message == view_message(func, bound, read, write, view, base, advice)
     assert_points_at(error, func, marker, "write into shared memory")
 
 
@@ -793,7 +804,7 @@ def test_a_write_in_place_only_for_arrays_is_refused_when_it_runs():
         derivative(np.ones(3))
     assert caught.value.message == view_message(
         doubles_a_view_of_its_argument, "y = x[:2]", "return np.sum(x)", "y *= ...", "y", "x",
-        "y = x[:2].copy()")
+        copied_back("x", "y", "x[:2]", direct="write into it, x[:2] = x[:2] * ..., or "))
     assert_points_at(caught.value, doubles_a_view_of_its_argument, "y *= 2",
                      "write into shared memory")
 

@@ -8,6 +8,7 @@ import gast
 
 from .alias_calls import _text
 from .argument_writes import AUGMENTED_SYMBOLS, IN_PLACE_OPERATORS
+from .call_results import VIEW_FUNCTIONS
 from ..front.out_arguments import WRITTEN_AS
 
 
@@ -23,12 +24,20 @@ class RefusalMessages:
         # list would hold the same array
         into_item = isinstance(target, gast.Subscript) and isinstance(
             target.value, gast.Subscript)
+        view = _view_of(own_bound, other)
+        # (where the memory was made by the value `name` was bound to, a copy of that value
+        # shares it as well: the other name came to share it, and is the one to advise on)
+        made_there = any(memory[0] in ("new", "old") and memory[1] == id(getattr(
+            own_bound, "value", None)) for memory in shared)
         if own_bound is not None and not isinstance(own_bound, gast.FunctionDef) and (
                 isinstance(other_bound, gast.FunctionDef)
-                or (line(own_bound) or 0) > (line(other_bound) or 0)):
+                or (line(own_bound) or 0) > (line(other_bound) or 0)) and not (
+                made_there and view is None):
             advice = (self.item_copy_advice(own_bound, shared, target) if into_item
-                      else f"work on a copy, e.g. {name} = "
-                           f"{_copy_of(own_bound, name, line(own_bound))}")
+                      else _written_back(name, other, view, node) if view is not None
+                      else f"if {other!r} should keep its old values, work on a copy, e.g. "
+                           f"{name} = {_copy_of(own_bound, name, line(own_bound))}; if it "
+                           f"should change too, as in NumPy, write into {other!r} itself")
             return (f"{what} writes into {name!r}, which may share its memory with {other!r} "
                     f"({_shown(own_bound)}, line {line(own_bound)}), read after it on line "
                     f"{read}: the write changes {other!r} too, which autotrace does not "
@@ -144,6 +153,40 @@ def _copy_of(bound, name: str, line) -> str:
         atom = isinstance(bound.value, (gast.Name, gast.Attribute, gast.Subscript, gast.Call))
         return f"{_text(bound.value)}.copy()" if atom else f"({_text(bound.value)}).copy()"
     return f"{name}.copy() right after line {line}"
+
+
+def _view_of(bound, other: str):
+    """The expression `bound` binds a name to, where it is a view of the name `other` read
+    the way NumPy makes views (`Q[:, j]`, `B.T`, `y.reshape(2, 3)`), else None."""
+    if not (isinstance(bound, gast.Assign) and len(bound.targets) == 1 and isinstance(
+            bound.targets[0], gast.Name)):
+        return None
+    value = bound.value
+    viewed = (value.func.value if isinstance(value, gast.Call) and isinstance(
+        value.func, gast.Attribute) and value.func.attr in VIEW_FUNCTIONS
+        else value.value if isinstance(value, (gast.Subscript, gast.Attribute)) else None)
+    return value if isinstance(viewed, gast.Name) and viewed.id == other else None
+
+
+def _written_back(name: str, other: str, view, node) -> str:
+    """How to change `other` through its view `view` (bound to `name`) as NumPy does, with
+    writes autotrace follows: into `other` itself, or into a copy then assigned back."""
+    shown = _text(view)
+    if isinstance(view, gast.Subscript):
+        direct = (f"write into it, {shown} = {shown} {_operator(node)} ..., or "
+                  if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name)
+                  else "")
+        return (f"for {other!r} to change as NumPy changes it, {direct}change a copy and "
+                f"assign it back: {name} = {shown}.copy(); ...; {shown} = {name}; if {other!r} "
+                f"should keep its old values, work on the copy alone")
+    back = (f"{name}.T" if isinstance(view, gast.Attribute) and view.attr == "T" else
+            f"{name}.reshape({other}.shape)" if isinstance(view, gast.Call)
+            and view.func.attr in ("reshape", "ravel", "view") else None)
+    assigned = (f"{other}[...] = {back}" if back is not None
+                else f"then write its values into {other!r}")
+    return (f"for {other!r} to change as NumPy changes it, change a copy and assign it "
+            f"back: {name} = {shown}.copy(); ...; {assigned}; if {other!r} should keep its "
+            f"old values, work on the copy alone")
 
 
 def _copied(other: str, bound, written: str) -> str:
