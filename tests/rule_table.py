@@ -33,6 +33,7 @@ from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
 from autotrace.runtime.derivatives import exponent_logs, scans, structural_adjoints, triangles
 from tests.rule_table_nn import nn_table
+from tests.rule_table_signal import signal_table
 
 
 class Entry(NamedTuple):
@@ -900,6 +901,7 @@ TABLE += [
 ]
 
 TABLE += nn_table(E)  # convolution, pooling and erf: tests/rule_table_nn.py
+TABLE += signal_table(E)  # np.convolve, np.correlate: tests/rule_table_signal.py
 
 # Every entry's test id is unique.
 _names = [entry.name for entry in TABLE]

@@ -96,6 +96,8 @@ REAL_RULES = {
                                        "linalg.norm", "linalg.vector_norm")},
     **{entry.name: "its solution reads conj(a) (a^+ is the pseudo-inverse's): refused"
        for entry in TABLE if entry.func is np.linalg.lstsq},
+    **{entry.name: "it correlates with conj(v), not holomorphic in v: refused in reverse mode"
+       for entry in TABLE if entry.func is np.correlate},
     **dict.fromkeys(["vecdot", "vecdot/axis", "linalg.vecdot", "vdot"],
                     "the gradient needs the conjugate of the first argument: refused"),
     "np.astype": "a cast to float64 keeps the real part: refused for complex values",

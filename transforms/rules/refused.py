@@ -123,8 +123,6 @@ REFUSED = {
     "trapezoid": "write np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2",
     "interp": "find the intervals outside the differentiated function "
                "(np.searchsorted) and interpolate with indexing and arithmetic",
-    "convolve": "write the sum of products of shifted slices",
-    "correlate": "write the sum of products of shifted slices",
     "unwrap": "compute the multiples of 2 pi it adds outside the differentiated "
                "function, and add them",
     "i0": "its derivative, the Bessel function i1, is not in NumPy",

@@ -1,0 +1,103 @@
+"""np.convolve and np.correlate in user functions, in every mode.
+
+tests/rule_table_signal.py checks their rules by themselves, to second order; here whole
+functions go through grad, value_and_grad, vjp, the traced gradient, forward mode and the
+gradient of a directional derivative (check_every_mode), and through vmap(grad). Traced, each is
+one op that calls NumPy's function: its result is NumPy's to the bit.
+"""
+import numpy as np
+import pytest
+
+import autotrace
+from tests.numeric import central_difference, check_every_mode
+
+RNG = np.random.default_rng(11)
+LONG = RNG.standard_normal(7)
+SHORT = RNG.standard_normal(4)
+ODD = RNG.standard_normal(3)
+MODES = ["full", "same", "valid"]
+
+
+# --- np.convolve and np.correlate -------------------------------------------------------------
+
+@pytest.mark.parametrize("function", [np.convolve, np.correlate])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("other", [SHORT, ODD, LONG, RNG.standard_normal(9)],
+                         ids=["shorter-even", "shorter-odd", "equal", "longer"])
+def test_convolve_and_correlate_every_mode(function, mode, other):
+    def in_first(a):
+        return np.sum(np.sin(function(a, other, mode)) * np.arange(1.0, 10.0)[:1] + function(
+            a, other, mode) ** 2)
+
+    def in_second(v):
+        return np.sum(np.cos(function(LONG, v, mode=mode)))
+    check_every_mode(in_first, LONG)
+    check_every_mode(in_second, other)
+
+
+@pytest.mark.parametrize("function", [np.convolve, np.correlate])
+def test_convolve_and_correlate_of_one_argument_twice(function):
+    def f(a):
+        return np.sum(function(a, a[::-1] * 2.0, "same") ** 2)
+    check_every_mode(f, SHORT)
+
+
+def test_convolve_of_a_number_and_a_list():
+    def f(x):
+        return np.sum(np.convolve(x[0], [1.0, 2.0, 3.0]) ** 2 + np.convolve([1.0, 3.0], x))
+    check_every_mode(f, np.array([0.7, -1.3]))
+
+
+@pytest.mark.parametrize("function", [np.convolve, np.correlate])
+@pytest.mark.parametrize("mode", MODES)
+def test_convolve_and_correlate_vmap_of_grad(function, mode):
+    def f(a, v):
+        return np.sum(np.tanh(function(a, v, mode)))
+    batch = RNG.standard_normal((3, 5))
+    gradient = autotrace.vmap(autotrace.grad(f, wrt=(0, 1)), in_axes=(0, None))(batch, SHORT)
+    for k, a in enumerate(batch):
+        np.testing.assert_allclose(gradient[0][k], central_difference(lambda x: f(x, SHORT), a),
+                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gradient[1][k], central_difference(lambda x: f(a, x), SHORT),
+                                   rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("function", [np.convolve, np.correlate])
+@pytest.mark.parametrize("mode", MODES + [0, 1, 2])
+@pytest.mark.parametrize("sizes", [(7, 4), (4, 7), (3, 6), (5, 5), (1, 3)])
+def test_traced_convolve_and_correlate_are_numpys_to_the_bit(function, mode, sizes):
+    a, v = RNG.standard_normal(sizes[0]), RNG.standard_normal(sizes[1])
+    traced = autotrace.function(lambda a, v: function(a, v, mode))
+    np.testing.assert_array_equal(traced(a, v), function(a, v, mode))
+    c = a * (1.0 + 0.5j)
+    np.testing.assert_array_equal(traced(c, v * 1j), function(c, v * 1j, mode))
+
+
+def test_convolve_of_complex_values_is_holomorphic():
+    a, v = LONG * (1.0 + 0.3j), SHORT * (0.5 - 1.0j)
+    g = RNG.standard_normal(7 + 4 - 1) * (1.0 - 0.2j)
+    _, vjp_fn = autotrace.vjp(lambda a, v: np.convolve(a, v), a, v)
+    gradient_a, gradient_v = vjp_fn(g)
+    # <g, convolve(a + t da, v)> moves by t <g, convolve(da, v)>, no conjugates.
+    da, dv = RNG.standard_normal(7) * 1j, RNG.standard_normal(4)
+    assert np.sum(gradient_a * da) == pytest.approx(np.sum(g * np.convolve(da, v)))
+    assert np.sum(gradient_v * dv) == pytest.approx(np.sum(g * np.convolve(a, dv)))
+
+
+def test_correlate_of_complex_v_is_refused_in_reverse_mode():
+    def f(v):
+        return np.sum(np.correlate(LONG, v, "same"))
+    with pytest.raises(NotImplementedError, match="numpy.correlate of complex values: it "
+                       "correlates with the conjugate of v"):
+        autotrace.grad(f)(SHORT * (1.0 + 1.0j))
+
+
+def test_correlate_of_complex_v_in_forward_mode():
+    v, dv = SHORT * (1.0 + 1.0j), RNG.standard_normal(4) * (0.3 - 1.0j)
+    _, tangent = autotrace.jvp(lambda v: np.correlate(LONG, v, "full"), (v,), (dv,))
+    np.testing.assert_allclose(tangent, np.correlate(LONG, dv, "full"))
+
+
+def test_convolve_mode_must_be_known():
+    with pytest.raises(ValueError, match="mode must be one of 'valid', 'same', or 'full'"):
+        autotrace.grad(lambda a: np.sum(np.convolve(a, SHORT, "wide")))(LONG)
