@@ -25,6 +25,7 @@ from .primitives import multi_dot as ops_multi_dot
 from .primitives import pad as ops_pad
 from .primitives import reduce as ops_reduce
 from .primitives import shape as ops_shape
+from .primitives import trapezoid as ops_trapezoid
 from .primitives import convolution
 from .primitives import pooling
 from .primitives import keyed_random as random

@@ -1,6 +1,7 @@
 """Rule-table entries (see tests/rule_table.py) for NumPy's signal and polynomial functions:
 np.convolve and np.correlate in each mode, with the first argument the longer, the shorter
-(np.convolve swaps them, np.correlate reverses its result) and of the same size."""
+(np.convolve swaps them, np.correlate reverses its result) and of the same size; np.trapezoid
+with samples alone, a spacing dx, and points x of one dimension and of the samples' own."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,4 +24,15 @@ def signal_table(Entry) -> list:
                 table.append(Entry(f"{function.__name__}/{mode}-{name}", function,
                                    _normal((n,), (m,)), dict(mode=mode)))
         table.append(Entry(f"{function.__name__}/default-mode", function, _normal((5,), (3,))))
+    table += [
+        Entry("trapezoid", np.trapezoid, _normal((6,))),
+        Entry("trapezoid/dx", np.trapezoid, lambda rng: (rng.standard_normal((3, 5)),),
+              make_kwargs=lambda rng: dict(dx=float(rng.uniform(0.2, 1.0)))),
+        Entry("trapezoid/dx-array", np.trapezoid, _normal((3, 5)),
+              make_kwargs=lambda rng: dict(dx=rng.uniform(0.2, 1.0, (3, 1)))),
+        Entry("trapezoid/x", np.trapezoid, _normal((2, 5), (5,))),
+        Entry("trapezoid/x-axis0", np.trapezoid, _normal((4, 3), (4,)), dict(axis=0)),
+        Entry("trapezoid/x-same-shape", np.trapezoid, _normal((3, 4), (3, 4)), dict(axis=0)),
+        Entry("trapezoid/x-broadcast", np.trapezoid, _normal((4,), (3, 4))),
+    ]
     return table

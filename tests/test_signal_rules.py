@@ -101,3 +101,45 @@ def test_correlate_of_complex_v_in_forward_mode():
 def test_convolve_mode_must_be_known():
     with pytest.raises(ValueError, match="mode must be one of 'valid', 'same', or 'full'"):
         autotrace.grad(lambda a: np.sum(np.convolve(a, SHORT, "wide")))(LONG)
+
+
+# --- np.trapezoid -----------------------------------------------------------------------------
+
+SAMPLES = RNG.standard_normal((3, 5))
+POINTS = np.sort(RNG.standard_normal(5))
+
+
+def test_trapezoid_every_mode_in_the_samples():
+    check_every_mode(lambda y: np.sum(np.sin(np.trapezoid(y, POINTS))), SAMPLES)
+    check_every_mode(lambda y: np.sum(np.trapezoid(y ** 2, axis=0)), SAMPLES)
+
+
+def test_trapezoid_every_mode_in_the_points():
+    check_every_mode(lambda x: np.sum(np.cos(np.trapezoid(SAMPLES * x, x))), POINTS)
+    check_every_mode(lambda x: np.sum(np.trapezoid(SAMPLES, x, axis=0) ** 2), SAMPLES + 2.0)
+
+
+def test_trapezoid_every_mode_in_the_spacing():
+    check_every_mode(lambda dx: np.sum(np.trapezoid(SAMPLES, dx=dx) ** 2), np.full((3, 1), 0.4))
+    check_every_mode(lambda dx: np.trapezoid(SAMPLES[0] ** 2, dx=dx[0]) ** 2, np.array([0.4]))
+
+
+def test_trapezoid_vmap_of_grad():
+    def f(y, x):
+        return np.tanh(np.trapezoid(y, x))
+    batch = RNG.standard_normal((4, 5))
+    gradient = autotrace.vmap(autotrace.grad(f, wrt=(0, 1)), in_axes=(0, None))(batch, POINTS)
+    for k, y in enumerate(batch):
+        np.testing.assert_allclose(gradient[0][k], central_difference(lambda v: f(v, POINTS), y),
+                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gradient[1][k], central_difference(lambda v: f(y, v), POINTS),
+                                   rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((SAMPLES,), {}), ((SAMPLES, POINTS), {}), ((SAMPLES,), dict(dx=0.3)),
+    ((SAMPLES, SAMPLES + 1.0), dict(axis=0)), ((SAMPLES.T, POINTS), dict(axis=0)),
+    ((SAMPLES[0], RNG.standard_normal((2, 5))), {})])
+def test_traced_trapezoid_is_numpys_to_the_bit(args, kwargs):
+    traced = autotrace.function(lambda *args: np.trapezoid(*args, **kwargs))
+    np.testing.assert_array_equal(traced(*args), np.trapezoid(*args, **kwargs))

@@ -13,6 +13,8 @@ min(n, m) // 2 there.
 """
 from __future__ import annotations
 
+import numpy as np
+
 _MODES = {"valid": "valid", "same": "same", "full": "full", 0: "valid", 1: "same", 2: "full"}
 
 
@@ -30,3 +32,30 @@ def full_padding(function: str, n: int, m: int, mode) -> tuple:
     swapped = function == "correlate" and m > n
     before = shorter // 2 if swapped else (shorter - 1) // 2
     return (before, full - before - longer)
+
+
+# np.trapezoid(y, x, dx, axis) = sum(widths * (y[1:] + y[:-1]) / 2) along the axis, widths dx or
+# np.diff(x): linear in y, and in (x, dx) together.
+
+def side_padding(ndim: int, axis: int, before: int, after: int) -> tuple:
+    """np.pad's pad_width for `before` and `after` zeros along `axis` of `ndim` dimensions."""
+    widths = [(0, 0)] * ndim
+    widths[axis] = (before, after)
+    return tuple(widths)
+
+
+def product_shape(widths, pairs) -> tuple:
+    """The shape of np.trapezoid's products of `widths` and `pairs`, before its sum."""
+    return np.broadcast_shapes(np.shape(widths), np.shape(pairs))
+
+
+def width_axis(x, axis: int) -> int:
+    """The axis of x along which np.trapezoid takes its differences: a 1-d x's only one."""
+    return 0 if len(np.shape(x)) == 1 else axis
+
+
+def difference_shape(x, axis: int) -> tuple:
+    """The shape of np.diff(x) along the axis np.trapezoid takes it (width_axis)."""
+    shape = list(np.shape(x))
+    shape[width_axis(x, axis)] -= 1
+    return tuple(shape)

@@ -120,7 +120,6 @@ REFUSED = {
     "cumulative_prod": "use np.cumprod (with np.concatenate for include_initial)",
     "ediff1d": "write np.diff(np.ravel(x))",
     "gradient": "write the differences with slices, (x[2:] - x[:-2]) / 2",
-    "trapezoid": "write np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2",
     "interp": "find the intervals outside the differentiated function "
                "(np.searchsorted) and interpolate with indexing and arithmetic",
     "unwrap": "compute the multiples of 2 pi it adds outside the differentiated "
