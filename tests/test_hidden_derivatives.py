@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from tests.numeric import assert_gradients_in_both_orders, check_every_mode
+from tests.numeric import assert_gradients_in_both_orders, central_difference, check_every_mode
 
 X = np.array([0.3, 0.7, 1.1])
 
@@ -188,8 +188,6 @@ OUTPUTS = {
     returns_a_python_bool: f"returns_a_python_bool returned the bool True: {_NEEDS}; booleans "
                            "(a comparison's result) carry no gradient: return the "
                            "floating-point values compared",
-    returns_an_int: f"returns_an_int returned the int 3: {_NEEDS}; integers carry no "
-                    "gradient: return a floating-point value (float(n), n.astype(float))",
     returns_indices: f"returns_indices returned a value of dtype int64: {_NEEDS}; integers "
                      "carry no gradient: return a floating-point value (float(n), "
                      "n.astype(float))",
@@ -251,7 +249,36 @@ def returns_a_tuple_with_a_count(x):
     return np.sum(x * x), 3
 
 
-@pytest.mark.parametrize("function", [returns_a_constant_float, returns_floor],
+Y = np.array([1.0, -1.0, -1.0])
+FEATURES = np.array([[1.0, 2.0], [-1.0, 0.5], [0.3, -2.0]])
+
+
+def hinge(w):
+    """The int 0 where every margin holds (nothing added to it), a float elsewhere."""
+    total = 0
+    for i in range(3):
+        margin = Y[i] * (FEATURES[i] @ w)
+        if margin < 1:
+            total = total + (1 - margin)
+    return total
+
+
+def test_a_python_int_returned_on_some_path_has_zero_gradients_in_every_mode():
+    """A number literal the function returned where nothing was added to it: zeros, as the
+    traced gradient gives (its other path's float joins it), not a TypeError at those inputs
+    alone."""
+    held = np.array([3.0, 3.0])
+    for mode in REVERSE_MODES:
+        result = _modes(hinge, (held,))[mode]()
+        gradient = result[1] if mode == "value_and_grad" else result
+        np.testing.assert_array_equal(gradient, np.zeros((2, 2)) if mode == "vmap(grad)"
+                                      else np.zeros(2))
+    violated = np.array([0.1, -0.2])
+    np.testing.assert_allclose(autotrace.grad(hinge)(violated), central_difference(hinge, violated),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("function", [returns_a_constant_float, returns_floor, returns_an_int],
                          ids=lambda f: f.__name__)
 def test_a_floating_point_output_without_gradient_has_zero_gradients(function):
     for mode in REVERSE_MODES:

@@ -1,11 +1,16 @@
 """Outputs and arguments that carry no gradient where the user asks for one: refused, not zeros.
 
 A gradient is taken of a floating-point output. A function that returns None (a forgotten
-`return`), text, booleans (`x > 0.5`) or integers has nothing to differentiate, and a gradient of
-zeros would hide the mistake: as in JAX, `grad`, `value_and_grad` and `implicit_grad` raise a
-TypeError naming the function and what it returned, where no seed (`dy`) was given. A container
-the function returns (a tuple, list or dict) is differentiated as the sum of its parts, an
-integer part giving nothing; only a whole output of these kinds is refused.
+`return`), text, booleans (`x > 0.5`) or NumPy integers (`np.argmax(x)`) has nothing to
+differentiate, and a gradient of zeros would hide the mistake: as in JAX, `grad`,
+`value_and_grad` and `implicit_grad` raise a TypeError naming the function and what it returned,
+where no seed (`dy`) was given. A Python int is a number literal the function returned on a path
+that added nothing to it (`total = 0`, then `total = total + ...` where a test holds): its
+gradient is zeros, as a traced function's is (where the other path's float joins it). So is
+that of an integer output of a derivative given an integer argument, which `match` refuses by
+name (the cause). A container the function returns (a tuple, list or dict) is differentiated
+as the sum of its parts, an integer part giving nothing; only a whole output of these kinds is
+refused.
 
 The error names the user's function: each generated reverse derivative is noted here by the file
 name its code is compiled under (`name_generated`), which its code converted for tracing keeps,
@@ -56,7 +61,7 @@ def check_output(value, dy, function_name: str | None = None) -> None:
     if dy is not None:
         return
     problem = _no_gradient(value)
-    if problem is None:
+    if problem is None or problem[1] is _INTEGERS and _given_integers(sys._getframe(1)):
         return
     what, advice = problem
     name = function_name or output_function()
@@ -76,7 +81,7 @@ def _no_gradient(value):
     if isinstance(value, bool):
         return f"the bool {value}", _BOOLEANS
     if isinstance(value, int) and not hasattr(value, "dtype"):
-        return f"the int {value}", _INTEGERS
+        return None  # a number literal: zeros (the module's docstring)
     dtype = getattr(value, "dtype", None)
     if dtype is None or not isinstance(getattr(value, "shape", None), tuple):
         return None
@@ -94,7 +99,23 @@ _INTEGERS = ("integers carry no gradient: return a floating-point value (float(n
              "n.astype(float))")
 
 
+def _given_integers(frame) -> bool:
+    """Whether the innermost generated reverse derivative from `frame` out was given an integer
+    argument (an int, or an array or NumPy number of integers)."""
+    while frame is not None and frame.f_code.co_filename not in _derived_functions:
+        frame = frame.f_back
+    if frame is None:
+        return False
+    code, given = frame.f_code, frame.f_locals
+    return any(isinstance(value, int) and not isinstance(value, bool) or
+               _is_dtype(getattr(value, "dtype", None)) and np.dtype(value.dtype).kind in "iu"
+               for value in (given.get(name) for name in
+                             code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]))
+
+
 def _is_dtype(dtype) -> bool:
+    if dtype is None:
+        return False
     try:
         np.dtype(dtype)
     except TypeError:
