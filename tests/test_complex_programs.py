@@ -116,8 +116,15 @@ def bases_of_negative_real_part(z):
     return np.sum(np.array([-1.0 + 1.0j, -2.0 - 0.5j, -0.5 + 0.0j]) ** z)
 
 
+def bases_below_the_cut(z):
+    """-2 - 0j (as -z or np.conj(z) of a real-valued complex z gives) lies below the cut of
+    the log: NumPy's power takes log(2) - i pi there, -3 + 0j log(3) + i pi."""
+    return np.sum(np.array([complex(-2.0, -0.0), -3.0 + 0.0j, 1.0 - 0.0j]) ** z)
+
+
 @pytest.mark.parametrize("function", [negative_float_base, negative_complex_base,
-                                      negative_bases, bases_of_negative_real_part])
+                                      negative_bases, bases_of_negative_real_part,
+                                      bases_below_the_cut])
 def test_a_complex_power_of_a_negative_base_is_differentiated_in_its_exponent(function):
     check_holomorphic(function, Z)
 
@@ -125,6 +132,13 @@ def test_a_complex_power_of_a_negative_base_is_differentiated_in_its_exponent(fu
 def test_the_derivative_in_the_exponent_reads_the_principal_log():
     expected = (-2.0 + 0.0j) ** Z * (np.log(2.0) + 1j * np.pi)
     for mode, gradient in gradients(negative_float_base, Z):
+        np.testing.assert_allclose(gradient, expected, **CLOSE, err_msg=mode)
+
+
+def test_a_base_below_the_cut_reads_the_log_of_its_side():
+    bases = np.array([complex(-2.0, -0.0), -3.0 + 0.0j, 1.0 - 0.0j])
+    expected = bases ** Z * np.log(bases)
+    for mode, gradient in gradients(bases_below_the_cut, Z):
         np.testing.assert_allclose(gradient, expected, **CLOSE, err_msg=mode)
 
 

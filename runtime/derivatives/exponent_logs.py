@@ -29,7 +29,11 @@ def log_of_base(x, power=None):
         return math.log(x) if x > 0 else 0.0
     xp = array_module(x)
     safe = xp.where(has_log(x, power), x, 1.0)
-    return xp.log(safe + 0j) if in_complex else xp.log(safe)
+    if not in_complex:
+        return xp.log(safe)
+    # (a complex x as it is: `+ 0j` would make the imaginary part -0.0 of a base on the negative
+    # axis +0.0, the other side of the cut, where NumPy's power takes log|x| - i pi)
+    return xp.log(safe if is_complex(safe) else safe + 0j)
 
 
 def has_log(x, power=None):
