@@ -679,3 +679,42 @@ def test_a_write_into_an_array_item_of_a_list_or_a_row_is_refused(f, call, write
     for run in runs.values():
         with pytest.raises(TransformError, match=re.escape(expected)):
             run()
+
+
+# --- what is saved around such a call: not what no call can change -----------------------------
+
+READ_ONLY = np.array([1.0, 2.0, 3.0])
+READ_ONLY.flags.writeable = False
+
+
+def zero_the_first_of_the_first(items):
+    items[0][0] = 0.0
+
+
+def beside_a_read_only_array(x):
+    a = x * 2.0
+    y = np.sum(np.sin(a) * READ_ONLY)
+    zero_the_first_of_the_first([a, READ_ONLY])
+    return y
+
+
+def zero_the_first_of_v(d):
+    d["v"][0] = 0.0
+
+
+def in_a_dict_holding_itself(x):
+    a = x * 2.0
+    d = {"v": a}
+    d["self"] = d
+    y = np.sum(a * x)
+    zero_the_first_of_v(d)
+    return y
+
+
+@pytest.mark.parametrize("f", [beside_a_read_only_array, in_a_dict_holding_itself],
+                         ids=lambda f: f.__name__)
+def test_a_call_given_a_read_only_array_or_a_container_holding_itself_is_followed(f):
+    """Restoring wrote into the read-only array (ValueError), and walked the dict holding
+    itself without end (RecursionError)."""
+    x = np.array([0.3, 0.5, 0.9])
+    np.testing.assert_allclose(autotrace.grad(f)(x), central_difference(f, x), rtol=1e-6)

@@ -227,7 +227,7 @@ def read_item(container, index):
     """A copy of `container[index]`, saved before an assignment overwrites it. With the index
     `...`, before a call that may write into `container` (transforms/reverse/reverse.py
     `restoring_call_writes`): what it holds, a list's, tuple's, dict's or object's arrays too."""
-    if index is Ellipsis and not is_mutable_array(container):
+    if index is Ellipsis:
         return _held(container)
     if isinstance(container, dict):
         return container.get(index, ABSENT)
@@ -263,7 +263,7 @@ def _zero_view(shape: tuple, dtype):
 
 def restore_item(container, index, saved) -> None:
     """Undo `container[index] = ...` with the value `read_item` saved."""
-    if index is Ellipsis and not is_mutable_array(container):
+    if index is Ellipsis:
         _restore_held(container, saved)
     elif saved is ABSENT:
         # (gone already where another name bound to this dict had its key restored first)
@@ -277,23 +277,38 @@ class _Held(tuple):
     attributes, each as it was, or None for a tuple's; what each of them held)."""
 
 
-def _held(value):
+# What `_held` saves of a value no call can have changed: a read-only array, and a container
+# met again (a dict holding itself), saved where it was met first.
+_UNCHANGED = object()
+
+
+def _held(value, walked=None):
     """What `value` holds, to be written back by `_restore_held`: an array's copy; a list's,
     dict's or plain object's items (or attributes) and what each holds; a tuple's items' held;
-    anything else (a number, a string) as it is."""
+    anything else (a number, a string) as it is. `walked`: the ids of the containers being
+    saved, which an item holding one of them does not save again."""
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        return _UNCHANGED
     if is_mutable_array(value):
         return get_item(value, Ellipsis).copy()
+    walked = set() if walked is None else walked
+    if id(value) in walked:
+        return _UNCHANGED
     if isinstance(value, (list, tuple)):
+        walked.add(id(value))
         return _Held((list(value) if isinstance(value, list) else None,
-                      [_held(item) for item in value]))
+                      [_held(item, walked) for item in value]))
     if isinstance(value, dict) or is_plain_object(value) and hasattr(value, "__dict__"):
+        walked.add(id(value))
         items = dict(value if isinstance(value, dict) else vars(value))
-        return _Held((items, [_held(item) for item in items.values()]))
+        return _Held((items, [_held(item, walked) for item in items.values()]))
     return value
 
 
 def _restore_held(value, saved) -> None:
     """Write back into `value` (and into what it holds) what `_held` saved of it."""
+    if saved is _UNCHANGED:
+        return
     if is_mutable_array(value):
         value[...] = saved
         return
