@@ -23,6 +23,14 @@ READ_BESIDE_ARGUMENTS = ("an array the function reads other than its arguments (
                          "variable of a closure or an object's attribute)")
 
 
+def refuse_read_beside(value, where: str = READ_BESIDE_ARGUMENTS) -> None:
+    """Raise ArraySubclassError where `value`, read beside the arguments or computed from such
+    a read (`where` says which), is a refused subclass's (arguments are refused before, by
+    their names)."""
+    if is_refused_subclass(value):
+        raise ArraySubclassError(value, where)
+
+
 class ArraySubclassError(TypeError):
     """An argument (`where`, or found in the call by `named`) is an array of a subclass of
     np.ndarray autotrace does not know the operations of."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .abstract import AbstractArray, abstractify, short_dtype
-from .array_subclasses import READ_BESIDE_ARGUMENTS, ArraySubclassError, is_refused_subclass
+from .array_subclasses import refuse_read_beside
 
 
 class Var:
@@ -63,8 +63,7 @@ class Constant:
     __slots__ = ("value", "aval")
 
     def __init__(self, value):
-        if is_refused_subclass(value):  # arguments are refused before, by their names
-            raise ArraySubclassError(value, READ_BESIDE_ARGUMENTS)
+        refuse_read_beside(value)
         self.value = value
         self.aval = abstractify(value)
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from .objects import (ObjectGradient, add_objects, is_dataclass_instance, is_plain_object,
                       iterates_by_its_methods, map_fields, refuse_object_iteration)
-from ..array_subclasses import READ_BESIDE_ARGUMENTS, ArraySubclassError, is_refused_subclass
+from ..array_subclasses import (READ_BESIDE_ARGUMENTS, ArraySubclassError, is_refused_subclass,
+                               refuse_read_beside)
 from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, instance_fields,  # noqa: F401
                           is_namedtuple, rebuild, zeros_like)
@@ -207,8 +208,7 @@ def _apart(tree, seen: list):
     """`tree` with each array that may share memory with one of `seen`, or with an earlier
     array of `tree`, copied; `seen` gains the arrays of the result."""
     def fresh(leaf):
-        if is_refused_subclass(leaf):  # computed from one, as np.ndarray's operations it is not
-            raise ArraySubclassError(leaf, f"{READ_BESIDE_ARGUMENTS}, or dy,")
+        refuse_read_beside(leaf, f"{READ_BESIDE_ARGUMENTS}, or dy,")  # computed from one
         if _may_share(leaf, seen):
             leaf = np.copy(leaf) if _is_traced_array(leaf) else leaf.copy()
         seen.append(leaf)

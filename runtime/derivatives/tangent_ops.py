@@ -12,7 +12,7 @@ from .items import _same
 from .objects import iterates_by_its_methods, refuse_object_iteration
 from .structure import (_is_integral, in_dtype_of, item_by_item, like_container, ones_like,
                         zeros_like)
-from ..array_subclasses import READ_BESIDE_ARGUMENTS, ArraySubclassError, is_refused_subclass
+from ..array_subclasses import refuse_read_beside
 from ..devices import array_module
 from ..primitives.registry import in_trace_of
 
@@ -92,8 +92,7 @@ def _seed_leaf(tangent, value):
 def tangent_like(tangent, value):
     """`tangent` broadcast to `value`'s shape (after forward mode dropped a zero term that
     would have broadcast it)."""
-    if is_refused_subclass(value):  # an operand was one, computed with operations of its own
-        raise ArraySubclassError(value, READ_BESIDE_ARGUMENTS)
+    refuse_read_beside(value)  # an operand was one, computed with operations of its own
     shape = getattr(value, "shape", None)
     if shape is None or getattr(tangent, "shape", None) == shape:
         return tangent
