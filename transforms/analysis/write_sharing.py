@@ -258,7 +258,7 @@ class _WriteSharing(Sharing):
         if self.enclosing and self.env is not None:
             # names whose memory this may change in place, through another name
             changed = {other for other, memories in self.env.items() if any(
-                written & self.reach({memory}) and not self.unshared(
+                memory in written and not self.unshared(
                     written_name(node) if converted_write(node) or name_in_place(node)
                     else None, other, memory, written & self.reach({memory}), written)
                 for memory in memories)}
