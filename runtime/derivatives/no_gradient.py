@@ -44,13 +44,15 @@ def name_generated(generated, function_name: str) -> None:
 def output_function(default: str = "the differentiated function") -> str:
     """The name of the user's function whose generated derivative is running the check (the
     innermost one on the stack), else `default`."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        found = _derived_functions.get(frame.f_code.co_filename)
-        if found is not None:
-            return found
+    frame = _derivative_frame(sys._getframe(1))
+    return default if frame is None else _derived_functions[frame.f_code.co_filename]
+
+
+def _derivative_frame(frame):
+    """The innermost frame of a generated reverse derivative from `frame` outward, or None."""
+    while frame is not None and frame.f_code.co_filename not in _derived_functions:
         frame = frame.f_back
-    return default
+    return frame
 
 
 def check_output(value, dy, function_name: str | None = None) -> None:
@@ -76,20 +78,18 @@ def _no_gradient(value):
     if value is None:
         return "None", ""
     if isinstance(value, (str, bytes)):
-        shown = repr(value) if len(value) <= 40 else repr(value[:37]) + "..."
-        return f"the {type(value).__name__} {shown}", "text carries no gradient"
+        return f"the {type(value).__name__} {_shown(value)}", "text carries no gradient"
     if isinstance(value, bool):
         return f"the bool {value}", _BOOLEANS
     if isinstance(value, int) and not hasattr(value, "dtype"):
         return None  # a number literal: zeros (the module's docstring)
-    dtype = getattr(value, "dtype", None)
-    if dtype is None or not isinstance(getattr(value, "shape", None), tuple):
+    if not isinstance(getattr(value, "shape", None), tuple):
         return None
-    kind = np.dtype(dtype).kind if _is_dtype(dtype) else None
+    kind = _kind(value)
     if kind == "b":
         return "a value of dtype bool", _BOOLEANS
     if kind in ("i", "u"):
-        return f"a value of dtype {np.dtype(dtype)}", _INTEGERS
+        return f"a value of dtype {np.dtype(value.dtype)}", _INTEGERS
     return None
 
 
@@ -102,25 +102,30 @@ _INTEGERS = ("integers carry no gradient: return a floating-point value (float(n
 def _given_integers(frame) -> bool:
     """Whether the innermost generated reverse derivative from `frame` out was given an integer
     argument (an int, or an array or NumPy number of integers)."""
-    while frame is not None and frame.f_code.co_filename not in _derived_functions:
-        frame = frame.f_back
+    frame = _derivative_frame(frame)
     if frame is None:
         return False
     code, given = frame.f_code, frame.f_locals
-    return any(isinstance(value, int) and not isinstance(value, bool) or
-               _is_dtype(getattr(value, "dtype", None)) and np.dtype(value.dtype).kind in "iu"
+    return any(isinstance(value, int) and not isinstance(value, bool) or _kind(value) in ("i", "u")
                for value in (given.get(name) for name in
                              code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]))
 
 
-def _is_dtype(dtype) -> bool:
+def _kind(value) -> str | None:
+    """The kind of `value`'s NumPy dtype (an array's of any library, a traced value's), None
+    where it has none NumPy knows."""
+    dtype = getattr(value, "dtype", None)
     if dtype is None:
-        return False
+        return None
     try:
-        np.dtype(dtype)
+        return np.dtype(dtype).kind
     except TypeError:
-        return False
-    return True
+        return None
+
+
+def _shown(text) -> str:
+    """A str or bytes as an error shows it: its repr, cut after 37 characters."""
+    return repr(text) if len(text) <= 40 else repr(text[:37]) + "..."
 
 
 def refuse_text_argument(value, parameter: str) -> None:
@@ -128,8 +133,7 @@ def refuse_text_argument(value, parameter: str) -> None:
     respect to: text has no gradient (the rule, and the form of the message, of an integer
     argument)."""
     if isinstance(value, (str, bytes)):
-        shown = repr(value) if len(value) <= 40 else repr(value[:37]) + "..."
         raise TypeError(
-            f"argument {parameter!r} is the {type(value).__name__} {shown}: gradients are "
+            f"argument {parameter!r} is the {type(value).__name__} {_shown(value)}: gradients are "
             f"taken with respect to floating-point values; pass a float or an array of "
             f"floats instead, or leave {parameter!r} out of `wrt`")
