@@ -17,11 +17,17 @@ from .call_results import python_callee
 from ..codegen.naming import walk_scope
 
 
-def names_a_call_writes(statement, local_names: set, namespace: dict) -> list:
-    """`names_written_by` the call that `statement` makes (`f(a)` or `y = f(a)`, in A-normal
-    form); none for any other statement."""
+def call_of(statement) -> gast.Call | None:
+    """The call that `statement` makes (`f(a)` or `y = f(a)`, in A-normal form), or None."""
     call = statement.value if isinstance(statement, (gast.Expr, gast.Assign)) else None
-    return names_written_by(call, local_names, namespace) if isinstance(call, gast.Call) else []
+    return call if isinstance(call, gast.Call) else None
+
+
+def names_a_call_writes(statement, local_names: set, namespace: dict) -> list:
+    """`names_written_by` the call that `statement` makes (call_of); none for any other
+    statement."""
+    call = call_of(statement)
+    return names_written_by(call, local_names, namespace) if call is not None else []
 
 
 def names_written_by(call: gast.Call, local_names: set, namespace: dict) -> list:

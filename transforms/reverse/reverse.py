@@ -31,7 +31,7 @@ from ..modes import DerivativeMode
 from .reverse_calls import CallAdjoints
 from .reverse_control import ControlFlowAdjoints
 from ..analysis.list_operators import SEQUENCE, UNKNOWN
-from ..analysis.written_by_calls import item_writes_by, names_a_call_writes
+from ..analysis.written_by_calls import call_of, item_writes_by, names_a_call_writes
 from ..codegen.codegen import to_source
 from .sweep_parts import PAIR, Shared, Sweep, comment, marked
 from ..codegen.templates import index_value, name, replace, replace_expression
@@ -347,8 +347,8 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         into a name bound to an item of what it is given (`s = v[-1, 0]`): in place where
         that has more dimensions than the item's indices, a write the adjoint sweep does not
         undo (restoring_call_writes), refused then (inplace.refuse_shared_write)."""
-        call = node.value if isinstance(node, (gast.Expr, gast.Assign)) else None
-        if not isinstance(call, gast.Call):
+        call = call_of(node)
+        if call is None:
             return []
         checks = []
         for given, parameter, what, filename, line, items in item_writes_by(
