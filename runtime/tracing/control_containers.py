@@ -15,6 +15,7 @@ fields the same way: the fields a path changed are set on the object held before
 from __future__ import annotations
 
 import dis
+import functools
 import types
 
 from ..containers import instance_fields, is_dataclass_instance
@@ -79,9 +80,10 @@ class KeptContainers:
         # the names the statement's functions read from the function around them, and what
         # they hold
         self.read = {name: cell.cell_contents for function in functions
+                     for reads in (_names_read(function.__code__),)
                      for name, cell in zip(function.__code__.co_freevars,
                                            function.__closure__ or ())
-                     if cell_filled(cell) and name in _names_read(function.__code__)}
+                     if cell_filled(cell) and name in reads}
         # (a copy of a list or dict argument too: the change written into it is refused,
         # arguments_containers.py; the caller holds it)
         copies = {name for name, value in zip(names, values) if is_argument_copy(value)}
@@ -150,18 +152,20 @@ class KeptContainers:
                     kind=type(self.values[index]).__name__))
 
 
-def _names_read(code, nested: bool = False) -> set:
+@functools.lru_cache(maxsize=4096)
+def _names_read(code, nested: bool = False) -> frozenset:
     """The names of the function around it that `code` (and the functions it defines) read,
     but for a function that only gives one name's value (`lambda: alias`, the check of a
-    write converted code passes a statement's test: concrete_writes.checked_test)."""
+    write converted code passes a statement's test: concrete_writes.checked_test). (Kept per
+    code object: a traced loop's body is read again for each statement it converts.)"""
     instructions = list(dis.get_instructions(code))
     reads = {i.argval for i in instructions if i.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF")}
     if nested and len(reads) == 1 and sum(i.opname not in _PLUMBING for i in instructions) == 2:
-        return set()
+        return frozenset()
     for constant in code.co_consts:
         if isinstance(constant, types.CodeType):
             reads |= _names_read(constant, nested=True)
-    return reads
+    return frozenset(reads)
 
 
 # What a function's code does besides its work (Python 3.11's frame set-up).

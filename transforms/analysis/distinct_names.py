@@ -66,7 +66,7 @@ def join_envs(*envs):
             for memory, bound in memories.items():
                 slot.setdefault(memory, bound)
     if len(reached) > 1:
-        joined.apart = frozenset(pair for pair in _overlapping(joined)
+        joined.apart = frozenset(pair for pair in _overlapping(joined, reached)
                                  if all(apart_in(env, *pair) for env in reached))
     return joined
 
@@ -77,14 +77,34 @@ def env_names(env):
     return None if env is None else ({k: set(v) for k, v in env.items()}, env.apart)
 
 
-def _overlapping(env) -> set:
-    """The pairs of names whose memories in `env` are not disjoint (those `apart` may note)."""
+def _overlapping(env, reached) -> set:
+    """The pairs of names whose memories in `env` (the join of `reached`) are not disjoint,
+    but for those surely not apart on each path: names that share a memory on a path are
+    apart there only as a pair it notes. (A generated derivative binds hundreds of names to
+    one memory on every path: their pairs are never listed.)"""
+    first = reached[0]
+    if all(path.keys() == first.keys() and all(path[name].keys() == memories.keys()
+                                               for name, memories in first.items())
+           for path in reached[1:]):  # (each path binds each name to the same memories)
+        return {pair for pair in first.apart
+                if all(name in first for name in pair)
+                and set.intersection(*(set(first[name]) for name in pair))}
     by_memory = {}
     for identifier, memories in env.items():
         for memory in memories:
             by_memory.setdefault(memory, set()).add(identifier)
-    return {frozenset((first, second)) for names in by_memory.values() if len(names) > 1
-            for first in names for second in names if first < second}
+    pairs = set()
+    for memory, names in by_memory.items():
+        if len(names) < 2:
+            continue
+        holding_all = next((path for path in reached if all(
+            memory in path.get(name, ()) for name in names)), None)
+        if holding_all is not None:
+            pairs.update(pair for pair in holding_all.apart if pair <= names)
+        else:
+            pairs.update(frozenset((first, second)) for first in names for second in names
+                         if first < second)
+    return pairs
 
 
 class DistinctNames:
