@@ -1,6 +1,7 @@
 """Fresh names that never clash with the names a function already uses."""
 from __future__ import annotations
 
+import builtins
 import collections
 import keyword
 import re
@@ -67,8 +68,21 @@ def name_counts(nodes, context=gast.Load) -> collections.Counter:
     return collections.Counter(found)
 
 
+# The builtins a generated name must not hide: the generated code may call them (`len`,
+# `dict`) though the user's never does, and a tangent `dict` for a variable `ict` would hide one.
+BUILTIN_NAMES = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+
+
+def usable(candidate: str) -> bool:
+    """Whether a generated local may be called `candidate`: not a keyword (`del`, the tangent
+    of `el`; `break`, the gradient of `reak`) nor a builtin it would hide. Soft keywords
+    (`match`, `type`) are names like any other."""
+    return not keyword.iskeyword(candidate) and candidate not in BUILTIN_NAMES
+
+
 class Namer:
-    """Hands out names unused so far; gradient names follow the primal ones (`bx` for `x`)."""
+    """Hands out names unused so far; gradient names follow the primal ones (`bx` for `x`).
+    Every name a transform makes comes from here, so none is a keyword or hides a builtin."""
 
     def __init__(self, taken=()):
         self.taken = set(taken)
@@ -76,11 +90,11 @@ class Namer:
         self.handed_out = set()  # the names fresh() and temporary() gave: generated locals
 
     def fresh(self, hint: str) -> str:
-        """`hint` itself if free, else `hint_1`, `hint_2`, ..."""
+        """`hint` itself if free and usable, else `hint_1`, `hint_2`, ..."""
         base = hint
         candidate = base
         index = 0
-        while candidate in self.taken:
+        while candidate in self.taken or not usable(candidate):
             index += 1
             candidate = f"{base}_{index}"
         self.taken.add(candidate)

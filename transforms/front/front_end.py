@@ -134,6 +134,7 @@ class Context:
         if self.namespace.get(hint, _ABSENT) is value and hint not in self.namer.locals \
                 and hint not in self.namer.handed_out:
             identifier = hint
+            self.namer.taken.add(hint)  # so that no tangent made later hides it (`deposit`)
         else:
             identifier = self.namer.fresh(hint)
             self.namespace[identifier] = value
