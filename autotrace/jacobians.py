@@ -334,8 +334,8 @@ class _BatchedDerivative:
         where vmap cannot batch the derivative."""
         mapped = self.mapped.get(len(args))
         if mapped is None:
-            generated, keyword = self.generated, ("tangent" if self.mode == "forward"
-                                                  else derivative_record(self.generated).seed)
+            # (`tangent_`, `dy_` where the function takes a `tangent` or `dy` of its own)
+            generated, keyword = self.generated, derivative_record(self.generated).seed
 
             def one(unit, *arguments):
                 return generated(*arguments, **{keyword: unit})[1]

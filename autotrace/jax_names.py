@@ -7,6 +7,7 @@ from typing import Callable
 from autotrace.operators import as_run_now, forward, refuse_changed_value
 from autotrace.runtime.derivatives.snapshots import snapshot
 from autotrace.traced_function import Function
+from autotrace.transforms.derivative_record import derivative_record
 
 __all__ = ["jit", "linearize"]
 
@@ -65,13 +66,14 @@ def linearize(f: Callable, *primals):
     primals = snapshot(primals)  # the point f_jvp is the derivative at
     value = as_run_now(derivative)(*primals)[0]
     name = getattr(f, "__qualname__", "f")
+    seed_keyword = derivative_record(derivative).seed  # (tangent_ where f takes a `tangent`)
 
     def f_jvp(*tangents):
         if len(tangents) != len(primals):
             raise TypeError(f"the linearization of {name} takes {len(primals)} tangents, one "
                             f"per primal, but it was given {len(tangents)}")
         # (the derivative checks each tangent against its primal)
-        again, tangent = as_run_now(derivative)(*primals, tangent=tangents)
+        again, tangent = as_run_now(derivative)(*primals, **{seed_keyword: tangents})
         refuse_changed_value(f, value, again, "f_jvp", "call autotrace.jvp for each tangent")
         return tangent
     f_jvp.__name__ = f"linearized_{getattr(f, '__name__', 'f')}"

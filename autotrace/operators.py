@@ -225,7 +225,8 @@ def jvp(f: Callable, primals, tangents, *, has_aux: bool = False):
         raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents; "
                          "give one tangent per argument")
     derivative = forward(f, wrt=tuple(range(len(primals))))
-    value, tangent = as_run_now(derivative)(*primals, tangent=tangents)
+    seed_keyword = derivative_record(derivative).seed  # (tangent_ where f takes a `tangent`)
+    value, tangent = as_run_now(derivative)(*primals, **{seed_keyword: tangents})
     if has_aux:  # (aux's tangent, computed alongside, is dropped)
         value, aux = value_and_aux(value, f)
         return value, tangent[0], aux
@@ -351,11 +352,13 @@ def hvp(f: Callable, wrt: int | str = 0) -> Callable:
         array([6., 0.])
     """
     tangent_of_gradient = forward(reverse(f, wrt), wrt)
+    seed_keyword = derivative_record(tangent_of_gradient).seed  # (tangent_ for f's `tangent`)
 
     def hvp_fn(*args, **kwargs):
         # (indexed, not unpacked by `*primals, v = args`: a function that calls hvp_fn is
         # differentiated through this source)
-        return as_run_now(tangent_of_gradient)(*args[:-1], tangent=args[-1], **kwargs)[1]
+        return as_run_now(tangent_of_gradient)(*args[:-1], **kwargs,
+                                               **{seed_keyword: args[-1]})[1]
     return hvp_fn
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from autotrace.api import grad
 from autotrace.operators import forward
 from autotrace.runtime.containers import rebuild, zeros_like
-from autotrace.transforms.derivative_record import derivative_record
+from autotrace.transforms.derivative_record import seed_keyword_of
 
 __all__ = ["check_grads", "check_vjp", "check_jvp", "random_like", "inner", "axpy"]
 __dir__ = __all__.copy  # what dir(module) lists (sorted): the public names, not imports
@@ -331,7 +331,7 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
 
     output = f(*_copy(args))
     cotangent = random_like(output, rng)
-    gradient = grad_f(*_copy(args), dy=cotangent)
+    gradient = grad_f(*_copy(args), **{seed_keyword_of(grad_f, "dy"): cotangent})
     if isinstance(wrt, (tuple, list)):
         if not isinstance(gradient, tuple) or len(gradient) != len(positions):
             raise AssertionError(f"{description} with respect to {tuple(wrt)!r} should be a "
@@ -410,8 +410,7 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
     args = _to_float64(tuple(args))
     positions, labels = _wrt_positions(f, wrt, len(args))
     tuple_wrt = isinstance(wrt, (tuple, list))
-    record = derivative_record(forward_f)
-    keyword = record.seed if record is not None and record.seed is not None else "tangent"
+    keyword = seed_keyword_of(forward_f, "tangent")
     rng = np.random.default_rng(seed)
 
     output = f(*_copy(args))
@@ -485,8 +484,9 @@ def _gradient_dot_weights(f: Callable, grad_f: Callable, args: Sequence, tuple_w
     if not terms:
         return None
     parameters = ", ".join(_objective_parameters(f, len(args), namespace))
+    keyword = seed_keyword_of(grad_f, "dy")
     source = (f"def {name}({parameters}):\n"
-              f"    gradient = first_order_gradient({parameters}, dy=output_cotangent)\n"
+              f"    gradient = first_order_gradient({parameters}, {keyword}=output_cotangent)\n"
               f"    return {' + '.join(terms)}\n")
     return load_function(source, name, namespace, hint="check_grads second order")
 

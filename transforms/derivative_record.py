@@ -113,6 +113,13 @@ def source_of(function) -> str | None:
     return None if record is None else record.source
 
 
+def seed_keyword_of(derivative, default: str) -> str:
+    """The keyword `derivative` takes its seed by: its record's (`dy_`, `tangent_` where the
+    function already takes a `dy` or `tangent`), else `default` (`dy` or `tangent`)."""
+    record = derivative_record(derivative)
+    return record.seed if record is not None and record.seed is not None else default
+
+
 # A function autotrace differentiates may read a record (vjp's vjp_fn reads the seed keyword of
 # the gradient it runs): what it reads carries no gradient.
-constant(derivative_record, source_of)
+constant(derivative_record, source_of, seed_keyword_of)
