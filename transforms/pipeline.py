@@ -6,8 +6,8 @@ where wrt is a WithRespectTo (transforms/wrt.py), made where autotrace was given
 
 Both drivers make a `Unit` of the function (transforms/front/front_end.py) and run SOURCE_PASSES
 on it, the passes of its mode, in order: the front end both modes share (parse, checks, dict
-and list methods, writes into arguments, nested functions, A-normal form, exits to flags,
-activity), the mode (transforms/reverse/reverse_body.py: the primal and adjoint sweeps, then the
+and list methods, writes into arguments, nested functions, A-normal form, lists NumPy reads
+as arrays made arrays, exits to flags, activity), the mode (transforms/reverse/reverse_body.py: the primal and adjoint sweeps, then the
 saves they need; transforms/forward/forward_body.py: the tangent statements), cleanup when optimized
 (transforms/codegen/cleanup.py), then the generated source, printed where asked, and the function
 loaded from it (transforms/codegen/loading.py).
@@ -104,6 +104,7 @@ SOURCE_PASSES = [
     SourcePass("objects", front_end.objects),  # objects built (transforms/reverse/built_objects_and_super.py)
     SourcePass("lists", front_end.lists),  # list methods (transforms/front/list_methods.py)
     SourcePass("anf", front_end.anf),  # A-normal form (transforms/front/anf.py)
+    SourcePass("list_arguments", front_end.list_arguments),  # np.mean(items): of an array
     SourcePass("exits", front_end.exits, REVERSE),  # break, continue, return: flags
     SourcePass("loop_tests", front_end.loop_tests, FORWARD),
     SourcePass("activity", front_end.activity),  # what carries gradient; refusals

@@ -81,6 +81,10 @@ class SequenceKinds:
         kind = self._kind(value)
         return ARRAY if kind in (NUMBER, INEXACT) else kind
 
+    def holds_list(self, identifier: str) -> bool:
+        """Whether the name holds a list or tuple wherever it is read (SEQUENCE)."""
+        return self._name(identifier) == SEQUENCE
+
     def array_names(self, body) -> set:
         """Names every assignment of which is arithmetic (not on lists) or a rule of NumPy's
         (not a helper such as `seed`, which may return a list): their gradients add with `+`."""

@@ -37,6 +37,7 @@ from .. import rules  # noqa: F401  (fills the rule registries)
 from ..reverse import unpacked_calls# noqa: F401  (the rules of apply_unpacked)
 from ..analysis.activity import STATE, active_names, varied_names
 from .anf import normalize
+from .list_arguments import convert_list_arguments
 from ..analysis.call_results import names_that_may_hold_none
 from ..analysis.calls import CustomGradient, FieldsOf, classify
 from .checks import check_supported
@@ -374,6 +375,11 @@ def anf(unit: Unit) -> None:
               unit.context.helper)
     # read before the mode's passes rewrite its statements (transforms/codegen/loading.py)
     unit.set_to_none, unit.may_hold_none = names_that_may_hold_none(unit.function, unit.namespace)
+
+
+def list_arguments(unit: Unit) -> None:
+    convert_list_arguments(unit.function, unit.parameters, unit.namespace, unit.namer,
+                           unit.numpy_name)
 
 
 def exits(unit: Unit) -> None:
