@@ -261,15 +261,21 @@ def _zero_view(shape: tuple, dtype):
     return np.broadcast_to(np.zeros((), dtype), shape)  # read-only, so shared safely
 
 
-def restore_item(container, index, saved) -> None:
-    """Undo `container[index] = ...` with the value `read_item` saved."""
+def restore_item(container, index, saved):
+    """Undo `container[index] = ...` with the value `read_item` saved; returns the container.
+    Traced, a NumPy array given a traced value becomes a new traced value, as it does where the
+    forward sweep wrote one (set_item): converted code binds the name to what this returns
+    (transforms/control_flow/control_flow.py), as it does for `a[i] = v`."""
     if index is Ellipsis:
         _restore_held(container, saved)
     elif saved is ABSENT:
         # (gone already where another name bound to this dict had its key restored first)
         container.pop(index, None)
+    elif isinstance(container, np.ndarray):
+        return set_item(container, index, saved)
     else:
         container[index] = saved
+    return container
 
 
 class _Held(tuple):

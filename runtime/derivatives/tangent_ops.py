@@ -41,6 +41,8 @@ def iteration_tangent(tangent, iterable, result):
     result's container. Iterating over a dict gives its keys, which carry no tangent."""
     if isinstance(iterable, dict):
         return zeros_like(result)
+    if tangent is None and isinstance(result, range):  # a range's: an int's, of each item
+        return zeros_like(list(result))
     if iterates_by_its_methods(iterable):  # (its items' tangents are not followed)
         refuse_object_iteration(iterable, tangent)
         return zeros_like(result)

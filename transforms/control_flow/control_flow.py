@@ -54,6 +54,7 @@ import linecache
 
 import gast
 
+from ...runtime.derivatives.items import restore_item
 from ..analysis.argument_writes import base_name, operator_text, outside_write_message, write_text
 from ..codegen.codegen import to_source
 from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
@@ -193,7 +194,21 @@ class ControlFlowConverter:
             node = _subscript_assignment(node, self.local,
                                          lambda write: write_keywords(self, write))
             return checks + [self.expressions(node)]
+        if self.generated_code and isinstance(node, gast.Expr):
+            node = self._restore_assignment(node)
         return [self.expressions(node)]
+
+    def _restore_assignment(self, node):
+        """Derivative code's `restore_item(a, i, saved)` -> `a = restore_item(a, i, saved)`
+        for a local variable `a`: an undone write, which rebinds `a` as the write did (a NumPy
+        array given a traced value becomes a traced one, `_subscript_assignment`)."""
+        call = node.value
+        if not (isinstance(call, gast.Call) and len(call.args) == 3
+                and resolve(call.func, self.namespace) is restore_item
+                and isinstance(call.args[0], gast.Name) and call.args[0].id in self.local):
+            return node
+        return _locate(gast.Assign(targets=[name(call.args[0].id, store=True)], value=call,
+                                   type_comment=None), node)
 
     def _in_place_target(self, node) -> list:
         """`a = in_place_target(a, v, ...)` before the user's `a op= v` where `a` may be an
