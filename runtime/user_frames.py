@@ -5,6 +5,7 @@ inside it); the first frame outside them, walking out from the caller, is the us
 """
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 
@@ -52,3 +53,23 @@ def code_site() -> tuple | None:
 def library_frame(frame) -> bool:
     """Whether `frame` runs autotrace's code or NumPy's."""
     return frame.f_code.co_filename.startswith(_LIBRARIES)
+
+
+def handed_on_write() -> tuple | None:
+    """Where the code outside autotrace and NumPy that called into them is a function another
+    such function called (`lst[0][0] = 1.0` in g, run by `g([x])` in f): ((the line's text,
+    file, line, function), (the calling line's text, its line)); None where it is no call, or
+    either is code autotrace generated (no file)."""
+    frame = sys._getframe(1)
+    while frame is not None and library_frame(frame):
+        frame = frame.f_back
+    caller = None if frame is None else frame.f_back
+    if caller is None or library_frame(caller) or any(
+            f.f_code.co_filename.startswith("<") for f in (frame, caller)):
+        return None
+    texts = [linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+             for f in (frame, caller)]
+    if not all(texts):
+        return None
+    return ((texts[0], frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name),
+            (texts[1], caller.f_lineno))

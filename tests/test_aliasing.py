@@ -330,11 +330,14 @@ def shares_in_a_while_loop(x):
     return np.sum(rows[0] * x)
 
 
-def shares(what, written, other, bound, read, advice, shown=None):
+def shares(what, written, other, bound, read, advice, shown=None, again=False):
+    """The refusal's words; `again`: the read is the loop's next iteration's, before the
+    write."""
+    next_iteration = " (in the loop's next iteration)" if again else ""
     return lambda func: (
         f"{what} changes {written!r} in place, and {other!r} shares its memory "
         f"({shown or bound}, line {line_of(func, bound)}), read after it on line "
-        f"{line_of(func, read)}; autotrace "
+        f"{line_of(func, read)}{next_iteration}; autotrace "
         f"gives {written!r} alone a new value. {advice}")
 
 
@@ -408,7 +411,8 @@ SHARED_WRITES = [
     (shares_in_a_while_loop, "A[1] = 0.0", shares(
         "A[1] = ...", "A", "rows", "rows.append(A)", "return", copy_advice("A", "rows"))),
     (writes_in_a_loop_what_was_shared, "A[i] = 0.0", shares(
-        "A[i] = ...", "A", "B", "B = A", "total = total +", copy_advice("A", "B", "B = A"))),
+        "A[i] = ...", "A", "B", "B = A", "total = total +", copy_advice("A", "B", "B = A"),
+        again=True)),
 ]
 
 MODES = {

@@ -311,8 +311,55 @@ def _held(value, walked=None):
     return value
 
 
+class _Kept:
+    """Where `note_kept` marks, in what `_held` saved, an item the call left in its place."""
+
+    def __repr__(self) -> str:
+        return "<kept>"
+
+
+_KEPT = _Kept()
+
+
+def note_kept(saved, container) -> None:
+    """After a call that may write into `container`, mark in `saved` (what `read_item(container,
+    ...)` saved before it) each item of a list, dict or object that the call left in its place
+    (the very object), and so in what those hold. `restore_item` writes the saved values back
+    into the item held then, not into the one saved: the same object eagerly, but in a traced
+    `if` or loop the adjoint's item is a value of its own, and only a write into it reaches the
+    other names for that array (`b = items[0]` read before the call)."""
+    if not isinstance(saved, _Held):
+        return
+    items, held = saved
+    if items is None:  # a tuple's, whose items stay
+        for item, item_held in zip(container if isinstance(container, tuple) else (), held):
+            note_kept(item_held, item)
+        return
+    mapping = _mapping(container)
+    if isinstance(items, list) and isinstance(container, list):
+        places = [(k, container[k]) for k in range(min(len(items), len(container)))]
+    elif isinstance(items, dict) and mapping is not None:
+        places = [(k, mapping[k]) for k in items if k in mapping]
+    else:
+        return
+    positions = {k: n for n, k in enumerate(items if isinstance(items, dict) else
+                                            range(len(items)))}
+    for key, now in places:
+        if now is items[key]:
+            items[key] = _KEPT
+            note_kept(held[positions[key]], now)
+
+
+def _mapping(value):
+    """The dict `value` is, or that holds its attributes; None for anything else."""
+    if isinstance(value, dict):
+        return value
+    return vars(value) if hasattr(value, "__dict__") else None
+
+
 def _restore_held(value, saved) -> None:
-    """Write back into `value` (and into what it holds) what `_held` saved of it."""
+    """Write back into `value` (and into what it holds) what `_held` saved of it; into the item
+    it holds now where `note_kept` marked it kept."""
     if saved is _UNCHANGED:
         return
     if is_mutable_array(value):
@@ -322,9 +369,11 @@ def _restore_held(value, saved) -> None:
         return  # a value nothing changes in place
     items, held = saved
     if isinstance(value, list):
+        items = [value[k] if item is _KEPT else item for k, item in enumerate(items)]
         value[:] = items
     elif isinstance(value, dict) or hasattr(value, "__dict__"):
-        mapping = value if isinstance(value, dict) else vars(value)
+        mapping = _mapping(value)
+        items = {k: mapping[k] if item is _KEPT else item for k, item in items.items()}
         mapping.clear()
         mapping.update(items)
     for item, item_held in zip(items.values() if isinstance(items, dict) else items or value,

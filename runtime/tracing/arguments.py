@@ -30,6 +30,7 @@ except ImportError:  # NumPy 1
     from numpy import byte_bounds
 
 from ..pytrees import sorted_keys
+from ..user_frames import handed_on_write
 from .trees import leaves_with_paths, map_arrays
 from ..primitives.memory import memory_owner, note_held_overlap
 from .type_checks import SCALAR, stands_for
@@ -60,7 +61,8 @@ def refuse_change_of_argument(tracer, operation: str, through: bool = False) -> 
         return
     _, parameter, path, leaf, spec_0d = tracer._builder.arguments[id(tracer)]
     if spec_0d is None:
-        raise ArgumentChangedError(_changed_message(parameter, path, operation))
+        raise ArgumentChangedError(_changed_message(parameter, path, operation,
+                                                    handed_on_write()))
     written = tracer._builder.root().zero_d_written
     itself = not through and tracer._link is None and path == spec_0d  # (not a view of it)
     first = written.setdefault(leaf, (parameter, path, operation, None))
@@ -89,8 +91,20 @@ def _refuse_number_write(tracer, operation: str) -> None:
                     f"array first (s = np.array(s))")
 
 
-def _changed_message(parameter: str, path: str, operation: str) -> str:
+def _changed_message(parameter: str, path: str, operation: str, handed_on=None) -> str:
+    """The refusal of `operation` on the argument `parameter` (its leaf at `path`); where a
+    function it was handed on to wrote into it (user_frames.handed_on_write), that write and
+    the call."""
     shown, name = argument_names(parameter, path)
+    if handed_on is not None:
+        (text, filename, line, function), (call, call_line) = handed_on
+        return (f"the traced function changes {name} in place: `{text}` ({filename}, line "
+                f"{line}, in {function}) writes into it, run by `{call}` on line {call_line}, "
+                f"which hands it on (itself, a view of it, or in a list, tuple, dict or "
+                f"object). Called eagerly, that changes the caller's array, but a traced call "
+                f"cannot, so the change would be lost. Hand on a copy ({shown}.copy()), or "
+                f"make a new array and return it instead; arrays made inside the function may "
+                f"be changed in place")
     return (f"the traced function changes {name} in place ({operation.format(shown)}): "
             f"called eagerly, that changes the caller's array, but a traced call cannot, so the "
             f"change would be lost. Make a new array and return it instead ({shown} = {shown} + "

@@ -98,8 +98,10 @@ class RefusalMessages:
         return f"{item_copy}, or put a copy into it: {put_copy}"
 
     def read_line(self, identifier, node) -> str:
-        """The first line after `node` that reads `identifier` (in a loop, maybe one before),
-        or that reads a nested function which reads it when called (`11, by energy`)."""
+        """The first line after `node` that reads `identifier`, or that reads a nested function
+        which reads it when called (`11, by energy`); where none does, in a loop, the last
+        line up to `node`'s that reads it, which the loop's next iteration runs again (`7 (in
+        the loop's next iteration)`)."""
         here = getattr(node, "end_lineno", None) or node.lineno
         lines = [line for line, read in self.reads if read == identifier]
         later = [line for line in lines if line > here]
@@ -108,7 +110,12 @@ class RefusalMessages:
         if through and not (later and later[0] < through[0][0]):
             line, function = through[0]
             return f"{line + self.location.first_line - 1} (by {function}, which reads it)"
-        return str((later or lines or [here])[0] + self.location.first_line - 1)
+        if later:
+            return str(later[0] + self.location.first_line - 1)
+        again = [line for line in lines if line <= here]
+        if not again:
+            return str((lines or [here])[0] + self.location.first_line - 1)
+        return f"{again[-1] + self.location.first_line - 1} (in the loop's next iteration)"
 
     def refuse_object_in_place(self, node, memories, what) -> None:
         """`a op= v` where `a` (a name or an item) is surely an object of a class of the user's

@@ -84,20 +84,48 @@ def _written(call: gast.Call, local_names: set, namespace: dict) -> list:
 def arguments_calls_write(function: gast.FunctionDef, namespace: dict) -> dict:
     """parameter -> the first call in `function` that passes it (or an item of it), while it
     still holds the argument, to a function that may write into it (`set_first(x)`,
-    `set_first(xs[0])`): the derivative writes into a copy of the argument there too, as
-    where the function writes `x[0] = v` itself (transforms/front/inplace.py)."""
+    `set_first(xs[0])`), also as an item of a list, tuple or dict made there or held by a
+    name (`g([x])`, `items = [x]` then `g(items)`): the derivative writes into a copy of the
+    argument there too, as where the function writes `x[0] = v` itself (transforms/front/
+    inplace.py)."""
     parameters = parameter_names(function)
     nodes = [n for statement in function.body for n in walk_scope(statement)]
     bound = {}  # parameter -> the first line binding it anew
+    holders = {}  # a name bound to a list, tuple or dict made of parameters -> those
     for node in nodes:
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and \
                 node.id in parameters:
             bound[node.id] = min(bound.get(node.id, node.lineno), node.lineno)
+        elif isinstance(node, gast.Assign) and isinstance(node.value, _DISPLAYS):
+            for target in node.targets:
+                if isinstance(target, gast.Name):
+                    holders.setdefault(target.id, set()).update(_items_named(node.value))
     found = {}
     for call in (n for n in nodes if isinstance(n, gast.Call)):
         for given in arguments_written_by(call, set(), namespace):
-            name = getattr(base_name(given), "id", None)  # (x, or x[0] of a list x)
-            if name in parameters and call.lineno < bound.get(name, call.lineno + 1) and (
-                    name not in found or call.lineno < found[name].lineno):
-                found[name] = call
+            base = getattr(base_name(given), "id", None)  # (x, or x[0] of a list x)
+            names = _items_named(given) if isinstance(given, _DISPLAYS) else {base} | (
+                holders.get(base, set()))
+            for name in sorted(n for n in names if n in parameters):
+                if call.lineno < bound.get(name, call.lineno + 1) and (
+                        name not in found or call.lineno < found[name].lineno):
+                    found[name] = call
+    return found
+
+
+# What makes a new list, tuple or dict of the values it names.
+_DISPLAYS = (gast.List, gast.Tuple, gast.Dict)
+
+
+def _items_named(display) -> set:
+    """The names `display` (`[x, y[0]]`, `{"k": x}`, nested too) holds or holds items of."""
+    items = display.values if isinstance(display, gast.Dict) else display.elts
+    found = set()
+    for item in items:
+        if isinstance(item, gast.Starred):
+            item = item.value
+        if isinstance(item, _DISPLAYS):
+            found |= _items_named(item)
+        elif base_name(item) is not None:
+            found.add(base_name(item).id)
     return found

@@ -16,7 +16,8 @@ Python statement when its condition is a Python value, and records a graph-level
                                          _if_false1, (y,), names=('y',), live=('y',),
                                          where='f.py:2: if x.sum() > 0:')
 
-A statement's variables are those its body assigns (or mutates: `a[i] = v`, `l.append(v)`).
+A statement's variables are those its body assigns (or mutates: `a[i] = v`, `l.append(v)`, or
+gives a function that writes into them: `set_first(a)`, `g([a])`).
 They go into the branch or loop-body functions as arguments and come back as results, so the
 helpers see them as values. A global or closure container that the function mutates but never
 assigns (`cache[k] = v`, `log.append(v)`) is no variable of the function: it is changed in place
@@ -59,7 +60,7 @@ from ..analysis.argument_writes import base_name, operator_text, outside_write_m
 from ..codegen.codegen import to_source
 from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
-                                                         assigned_names, loaded_names)
+                                     assigned_names, loaded_names, names_calls_write)
 from ..front.exits import exits_to_flags, single_return
 from ..analysis.liveness import live_after
 from ..analysis.write_sharing import write_sharing
@@ -263,7 +264,8 @@ class ControlFlowConverter:
         """The local variables `statements` assign; for the `if`, `while` or `for`
         `statement` they are the body of, also those whose memory they may change in place
         through another name (concrete_writes.written_through)."""
-        names = [n for n in assigned_names(statements)
+        written = names_calls_write(statements, self.local, self.namespace)
+        names = [n for n in assigned_names(statements, written)
                  if n not in self.generated and n in self.local]
         if statement is not None:
             names += [n for n in written_through(self, statement, names)

@@ -1,16 +1,18 @@
 """What a function's statements read and write, for the control-flow conversion
 (transforms/control_flow/control_flow.py), which makes a converted statement's variables from it.
 
-A statement's variables are those its body assigns or mutates (`a[i] = v`, `l.append(v)`),
-among the function's local variables by Python's rule (`assigned_names`, codegen/naming.py
-`local_names`); a
-variable read after the statement (`loaded_names`) is live, and a loop carries it. A statement
-that jumps out (a return, or a break or continue of its own loop: `_jumps`) stays Python code.
+A statement's variables are those its body assigns or mutates (`a[i] = v`, `l.append(v)`, a
+call of a function that writes into what it is given: `names_calls_write`), among the
+function's local variables by Python's rule (`assigned_names`, codegen/naming.py
+`local_names`); a variable read after the statement (`loaded_names`) is live, and a loop
+carries it. A statement that jumps out (a return, or a break or continue of its own loop:
+`_jumps`) stays Python code.
 """
 from __future__ import annotations
 
 import gast
 
+from ..analysis.written_by_calls import arguments_written_by
 from ..codegen.naming import SCOPES, name_counts, walk_scope
 
 
@@ -36,12 +38,13 @@ def _indexes(node) -> bool:
             and node.func.id.endswith("_indexable") and len(node.args) == 1)
 
 
-def assigned_names(statements) -> list:
-    """The variables `statements` assign or mutate, in order of first appearance. The name of
-    an `except ... as e` handler is none where nothing else assigns it: Python deletes it as
-    the handler ends, so no statement can carry it on."""
+def assigned_names(statements, written_by_calls=()) -> list:
+    """The variables `statements` assign or mutate, in order of first appearance (then
+    `written_by_calls`, the names calls there give a function that writes into them:
+    `names_calls_write`). The name of an `except ... as e` handler is none where nothing
+    else assigns it: Python deletes it as the handler ends, so no statement can carry it on."""
     found: dict[str, None] = {}
-    mutated = set()  # the names written into in place
+    mutated = set(written_by_calls)  # the names written into in place
     handler_names = {id(node.name) for statement in statements
                      for node in walk_scope(statement)
                      if isinstance(node, gast.ExceptHandler) and node.name is not None}
@@ -74,14 +77,23 @@ def assigned_names(statements) -> list:
             elif isinstance(node, (gast.Import, gast.ImportFrom)):
                 for alias in node.names:
                     found[(alias.asname or alias.name).split(".")[0]] = None
-    # `x = a; x[0] = v` (derivative code's `x = _t4; restore_item(x, ...)` too) mutates a:
-    # a is a variable as well, so that the write goes into the statement's own a.
-    for statement in statements:
-        for node in walk_scope(statement):
-            if (isinstance(node, gast.Assign) and isinstance(node.value, gast.Name)
-                    and any(isinstance(t, gast.Name) and t.id in mutated for t in node.targets)):
-                found.setdefault(node.value.id, None)
-    return list(found)
+    found.update(dict.fromkeys(written_by_calls))
+    # `x = a; x[0] = v` (derivative code's `x = _t4; restore_item(x, ...)` too) mutates a, and
+    # so do `x = a[0]; set_first(x)` where a is a list and `x = [a]; g(x)` (A-normal form's
+    # `set_first(a[0])` and `g([a])`): a is a variable as well, so that the write goes into
+    # the statement's own a.
+    sources = [(set(_held_names(node.value)),
+                {t.id for t in node.targets if isinstance(t, gast.Name)})
+               for statement in statements for node in walk_scope(statement)
+               if isinstance(node, gast.Assign) and isinstance(node.value, (
+                   gast.Name, gast.Subscript, gast.List, gast.Tuple, gast.Dict))]
+    while True:
+        more = {source for held, targets in sources if targets & mutated
+                for source in held - mutated}
+        if not more:
+            return list(found)
+        mutated |= more
+        found.update(dict.fromkeys(sorted(more - set(found))))
 
 
 def _sets_item(node) -> bool:
@@ -151,3 +163,39 @@ def _jumps_in_loops(statements) -> bool:
                                                              gast.Return))
                                              for b in n.body for m in walk_scope(b))
                for statement in statements for n in walk_scope(statement))
+
+
+def names_calls_write(statements, local_names: set, namespace: dict) -> list:
+    """The variables whose values the calls in `statements` give a Python function that may
+    write into them (`set_first(a)`, `set_first(items[0])`: a, items), in order: a traced `if`
+    or loop carries them, as it carries `a` where its body writes `a[0] = v` itself."""
+    found: dict[str, None] = {}
+    for statement in statements:
+        for node in walk_scope(statement):
+            if not isinstance(node, gast.Call):
+                continue
+            for given in arguments_written_by(_unconverted(node), local_names, namespace):
+                found.update(dict.fromkeys(_held_names(given)))
+    return list(found)
+
+
+def _held_names(given) -> list:
+    """The variables whose values the argument `given` passes: `a` of `a`, `a[0]` or `a.b`;
+    each item's of a list, tuple or dict made there (`[a, b]`)."""
+    if isinstance(given, (gast.List, gast.Tuple, gast.Set)):
+        return [n for item in given.elts for n in _held_names(item)]
+    if isinstance(given, gast.Dict):
+        return [n for item in given.values for n in _held_names(item)]
+    if isinstance(given, gast.Starred):
+        return _held_names(given.value)
+    base = _base_name(given)
+    return [base] if base is not None else []
+
+
+def _unconverted(call: gast.Call) -> gast.Call:
+    """`g(x)` for converted code's `converted(g)(x)` (control_flow_calls.py), else `call`."""
+    function = call.func
+    if isinstance(function, gast.Call) and isinstance(function.func, gast.Name) and \
+            function.func.id.endswith("_converted") and len(function.args) == 1:
+        return gast.Call(func=function.args[0], args=call.args, keywords=call.keywords)
+    return call

@@ -151,6 +151,12 @@ class ForwardMode(DerivativeMode):
                     "restore_item(tangent, index, value)", restore_item=call.func.id,
                     tangent=self.tangent(container.id), index=index,
                     value=self.tangent_of(value))
+        if (isinstance(call.func, gast.Name) and call.func.id == self.context.helper("note_kept")
+                and all(self.is_active(argument) for argument in call.args)):
+            held, container = call.args  # (the tangents' items stay where the values' do)
+            return [node] + replace("note_kept(tangent_held, tangent)", note_kept=call.func.id,
+                                    tangent_held=self.tangent(held.id),
+                                    tangent=self.tangent(container.id))
         if kind == "dynamic" and self.active_callee(call) is not None:
             # Called for what it does to its object, which carries a tangent: differentiated
             # as a call whose result nothing reads (see reverse.py's visit_Expr).

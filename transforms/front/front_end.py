@@ -83,6 +83,7 @@ HELPERS = {
     "attribute_tangent": items.attribute_tangent,
     "item_gradient": items.item_gradient, "clear_item": items.clear_item,
     "read_item": items.read_item, "restore_item": items.restore_item,
+    "note_kept": items.note_kept,
     "shape_only": items.shape_only, "build_namedtuple": items.build_namedtuple,
     "sequence": items.sequence, "sort_order": items.sort_order,
     "dict_items": items.dict_items,

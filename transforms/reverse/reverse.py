@@ -33,7 +33,7 @@ from .reverse_control import ControlFlowAdjoints
 from ..analysis.list_operators import SEQUENCE, UNKNOWN
 from ..analysis.written_by_calls import call_of, item_writes_by, names_a_call_writes
 from ..codegen.codegen import to_source
-from .sweep_parts import PAIR, Shared, Sweep, comment, marked
+from .sweep_parts import PAIR, SAVE, Shared, Sweep, comment, marked
 from ..codegen.templates import index_value, name, replace, replace_expression
 
 # The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
@@ -326,21 +326,36 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         function that writes into them hold (`set_first(a)`, which runs `a[0] = 0.0`;
         written_by_calls.py), and writing it back before the call's adjoint, which may run
         the function again from its arguments, and the adjoints of the statements before it,
-        which may read them (`np.sin(a)`'s). (A write a name reads after the call is refused:
-        transforms/analysis/aliases.py.)"""
+        which may read them (`np.sin(a)`'s): into the very arrays the call wrote, which the
+        other names for them see in a traced `if` or loop too (`pushed_after_call`). (A write
+        a name reads after the call is refused: transforms/analysis/aliases.py.)"""
         written = names_a_call_writes(node, self.local_names, self.context.namespace)
         checks = self.item_write_checks(node)
         if not written and not checks:
             return sweep
-        pushes, pops = checks, []
+        reads, pushes, pops = checks, [], []
         for container in written:
             push, pop, _ = self.item_saves(node, container, gast.Constant(value=Ellipsis,
                                                                          kind=None))
-            pushes, pops = pushes + push, pop + pops
+            read, push = self.pushed_after_call(push, container)
+            reads, pushes, pops = reads + read, pushes + push, pop + pops
         inner = sweep.adjoint
-        # (the call runs in the last statement: after the pushes of what its target held)
-        return Sweep(sweep.primal[:-1] + pushes + sweep.primal[-1:],
+        # (the call runs in the last statement: after the reads of what its target held)
+        return Sweep(sweep.primal[:-1] + reads + sweep.primal[-1:] + pushes,
                      lambda state: pops + inner(state))
+
+    def pushed_after_call(self, push: list, container: str) -> tuple[list, list]:
+        """`push` (`stack.append(read_item(x, ...))`, item_saves') as (what runs before the
+        call: `held = read_item(x, ...)`, what runs after it: `note_kept(held, x)` marking the
+        items the call left in their place, which the restore writes into, and the push of
+        `held`), each marked as the push."""
+        statement, = push
+        held = self.temporary("held")
+        read = replace("held = value", held=held, value=statement.value.args[0])
+        after = replace("note_kept(held, x)\nstack.append(held)", held=held, x=container,
+                        note_kept=self.helper("note_kept"), stack=self.stack)
+        saved, kind, undefined = getattr(statement, SAVE)
+        return marked(read, saved, kind, undefined), marked(after, saved, kind, undefined)
 
     def item_write_checks(self, node) -> list:
         """Checks to run before the call `node` makes, where its function writes `s op= v`
