@@ -6,7 +6,11 @@ np.ndarray does (its items are a file's bytes), so it is taken as one.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+
+from .generated_source import PREFIX
 
 # Subclasses whose operations are np.ndarray's.
 PLAIN_SUBCLASSES = (np.memmap,)
@@ -29,6 +33,33 @@ def refuse_read_beside(value, where: str = READ_BESIDE_ARGUMENTS) -> None:
     their names)."""
     if is_refused_subclass(value):
         raise ArraySubclassError(value, where)
+
+
+def refuse_subclass_arguments(frame) -> None:
+    """Raise ArraySubclassError, naming the argument, where an argument of the derivative
+    running in `frame` (its generated function's), differentiated or not, is a refused
+    subclass's: its operations computed the derivative, as np.ndarray's were meant to."""
+    code, given = frame.f_code, frame.f_locals
+    for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        if is_refused_subclass(given.get(name)):
+            raise ArraySubclassError(given[name], f"argument {name!r}")
+
+
+def refuse_in_derivative(*values) -> None:
+    """Raise ArraySubclassError where one of `values`, which a derivative's helper is about to
+    compute with (a gradient, the value it is shaped like), is a refused subclass's, before
+    the helper computes with its operations (`*` of np.matrix multiplies matrices): naming the
+    argument of the derivative running that is one, else as read beside the arguments, or
+    given as dy, and computed from."""
+    found = next((value for value in values if is_refused_subclass(value)), None)
+    if found is None:
+        return
+    frame = sys._getframe(1)
+    while frame is not None and not frame.f_code.co_filename.startswith(PREFIX):
+        frame = frame.f_back
+    if frame is not None:
+        refuse_subclass_arguments(frame)
+    raise ArraySubclassError(found, f"{READ_BESIDE_ARGUMENTS}, or dy,")
 
 
 class ArraySubclassError(TypeError):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..abstract import UnknownDimensionError
+from ..array_subclasses import refuse_in_derivative
 from .dtypes import as_weights, dtype_beside, gradient_dtype, real_dtype
 from .objects import operator_on_object
 from .real_only import refuse_complex
@@ -147,6 +148,7 @@ def unbroadcast(g, x):
     if kind is float:
         if type(g) is float:
             return g
+        refuse_in_derivative(g, x)
         total = array_module(g).sum(g)
         return float(total) if type(total) is np.float64 else _as_float(total)
     if kind is np.float64 and type(g) in _SCALARS:  # scalar code: np.sin(x) gives np.float64
@@ -156,7 +158,9 @@ def unbroadcast(g, x):
             return _float_zeros(x, g)
         if type(g) is np.ndarray and g.shape == x.shape:
             return g
+        refuse_in_derivative(g, x)
         return _sum_to_shape(g, x.shape, x)
+    refuse_in_derivative(g, x)
     shape = getattr(x, "shape", None)
     if shape is None:
         return _gradient_like(g, x, _sum_to_shape)
@@ -206,13 +210,18 @@ def unreduce(g, x, axis=None, keepdims=False):
     """Put back the axes that a reduction of `x` over `axis` removed, and broadcast to x's shape."""
     kind = type(x)
     if kind is float:
-        return g if type(g) is float else _as_float(g)
+        if type(g) is float:
+            return g
+        refuse_in_derivative(g, x)
+        return _as_float(g)
     if kind is np.ndarray:
         if x.dtype.kind not in _FLOAT_KINDS:
             return _float_zeros(x, g)
         if type(g) is np.ndarray and g.shape == x.shape:
             return g
+        refuse_in_derivative(g, x)
         return _expand_to_shape(g, x.shape, axis, keepdims, x)
+    refuse_in_derivative(g, x)
     shape = getattr(x, "shape", None)
     if shape is None:
         return _gradient_like(g, x, lambda g, s: _expand_to_shape(g, s, axis, keepdims))
