@@ -417,7 +417,18 @@ def _match(gradient, value):
     if is_dataclass_instance(value) and type(gradient) is type(value):
         return map_fields(lambda g, v: _match(zeros_like(v) if g is None else g, v),
                           gradient, value)
+    if _is_traced_zero_d_array(value) and not _is_traced_zero_d_array(gradient):
+        # A traced 0-d array argument: its gradient a 0-d array too, as the eager one is (a
+        # ufunc's or sum's 0-d result is a NumPy scalar, which np.copy makes an array).
+        return np.copy(in_dtype_of(gradient, value))
     return in_dtype_of(gradient, value)
+
+
+def _is_traced_zero_d_array(value) -> bool:
+    """Whether `value` is a traced value known to stand for a 0-d NumPy array, not a NumPy
+    scalar (runtime/tracing/type_checks.py)."""
+    return _is_traced(value) and getattr(value, "ndim", None) == 0 and \
+        getattr(value, "is_zero_d_array", lambda: False)()
 
 
 def in_dtype_of(gradient, value):
