@@ -56,7 +56,7 @@ from .distinct_names import DistinctNames, Env, HoldsNoArrays, copy_env as _copy
 from .argument_writes import (base_name, enclosing_names_written, operator_text, parameter_names,
                               rebinds)
 from .call_results import NUMBERS_OF_AN_ARRAY, python_callee
-from .index_kinds import advanced, slices
+from .index_kinds import advanced, selects_nothing, slices
 from ..errors import Location
 from .liveness import closure_reads, live_after, surely_runs
 from ..front.parsing import MISSING, resolve
@@ -454,6 +454,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
         elif isinstance(target, gast.Subscript):
             written = self.subscript_written(target)
             self.value(target.slice)
+            if written and written <= self.arrays | self.plain and selects_nothing(
+                    target.slice):
+                return  # `A[1:1] = v` of an array: an empty part, nothing written
             self.write(target, written, statement, written_as(statement, f"{_text(target)} = ..."),
                        in_place=True)
             key = key_of(target.slice)

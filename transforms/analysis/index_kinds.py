@@ -38,3 +38,34 @@ def advanced(index, name_value, arrays: set, namespace: dict) -> bool:
         return False
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
     return any(is_advanced(part) for part in parts)
+
+
+def selects_nothing(index) -> bool:
+    """Whether the subscript `index` surely selects no element of an array, whatever its
+    length: a slice whose bounds are integers written in the source, both counted from the
+    start or both from the end, with stop at or before start (`1:1`, `:0`, `3:1`, `-1:-2`;
+    with a negative step, at or after it), alone or as a part of a tuple. `A[1:1] = v` then
+    writes nothing into A (of a list, it inserts: only an array's index is asked)."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(isinstance(part, gast.Slice) and _empty_slice(part) for part in parts)
+
+
+def _empty_slice(part) -> bool:
+    step = 1 if part.step is None else _integer(part.step)
+    # (with a positive step, no start is 0: `A[:0]`)
+    lower = 0 if part.lower is None and step is not None and step > 0 else _integer(part.lower)
+    bounds = [lower, _integer(part.upper)]
+    if None in bounds or step is None or step == 0 or (bounds[0] < 0) != (bounds[1] < 0):
+        return False
+    start, stop = bounds
+    return stop <= start if step > 0 else stop >= start
+
+
+def _integer(node):
+    """The integer `node` writes (`2`, `-1`), else None."""
+    negative = isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
+    if negative:
+        node = node.operand
+    if not (isinstance(node, gast.Constant) and type(node.value) is int):
+        return None
+    return -node.value if negative else node.value

@@ -143,6 +143,8 @@ def shares_written_part(item, array, index) -> bool:
         part = array[_one_wide(index)]
     except (TypeError, ValueError, IndexError):
         pass
+    if part is not array and 0 in tuple(getattr(part, "shape", ())):
+        return False  # an empty part (`A[1:1] = v`): nothing is written
     if part is not array and not _views(part, array):
         part = array  # a copy: the write's part is not known from it
     return _shares_an_element(item, _root(item), part)
