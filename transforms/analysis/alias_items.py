@@ -64,9 +64,10 @@ class ArrayItems:
         if not (item or self.indexes_an_item(bound.value, memory, views=True)):
             return None
         part = None
-        if isinstance(target, gast.Subscript) and not any(
-                isinstance(n, (gast.Call, gast.NamedExpr)) for n in walk(statement)):
-            # (the check evaluates the target's array and index once more, before the write)
+        if isinstance(target, gast.Subscript) and hoistable(statement, target):
+            # (the check evaluates the target's array and index once more, before the write:
+            # the calls of the index and of the value are made once, before it, by
+            # inplace.follow_writes, which then names the index it computed)
             part = WrittenItem(other, _text(target.value), _text(index_value(target.slice)))
         return part or (other if item else None)
 
@@ -195,6 +196,19 @@ class ArrayItems:
         for _, item, _, _ in stale:
             self.guards.setdefault(id(statement), []).append(
                 (statement, message, UnpackedItem(_text(item), _text(item.value))))
+
+
+def hoistable(statement, target) -> bool:
+    """Whether `statement`, writing into `target` (`A[i] = v`, `A[i] op= v`), can be checked
+    when it runs for what its write meets: no name is bound inside it (`:=`), its array (`A`)
+    calls nothing, and any call in its index, or in the value of a single assignment, can be
+    made once before the check (inplace.follow_writes hoists them, in Python's order)."""
+    if any(isinstance(n, gast.NamedExpr) for n in walk(statement)) or any(
+            isinstance(n, gast.Call) for n in walk(target.value)):
+        return False
+    if isinstance(statement, gast.Assign):
+        return len(statement.targets) == 1 and statement.targets[0] is target
+    return isinstance(statement, gast.AugAssign) and statement.target is target
 
 
 # Values that are new, never the memory of an argument (a number, a new array of arithmetic)

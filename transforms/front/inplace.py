@@ -136,9 +136,10 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
             if _is_add_at(statement, namespace):
                 body[index] = _add_at_as_assignment(statement, helper, numpy)
             checks = guarded.get(id(statement), [])
-            # L[k] op= v checked when it runs: an index that calls something, evaluated once
-            hoisted = _hoisted_index(statement, fresh) if any(
-                isinstance(subject, OtherItems) for _, subject in checks) else None
+            # L[k] op= v or A[i] = v checked when it runs: an index (or value) that calls
+            # something, evaluated once
+            hoisted = _hoisted_calls(statement, fresh) if any(
+                isinstance(subject, (OtherItems, WrittenItem)) for _, subject in checks) else []
             inserted = set()  # a loop's statement may be guarded once per pass over it
             for message, subject in reversed(checks):
                 where = f"{message!r}, {location.filename!r}, {location.line_of(statement)}"
@@ -150,8 +151,9 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                     check = (f"{helper('refuse_shared_item')}({subject.item}, {where}, "
                              f"container={subject.container})")
                 elif isinstance(subject, WrittenItem):  # `pivot = A[k]`, then `A[i] = v`
+                    part = _text(index_value(_subscript_target(statement).slice))
                     check = (f"{helper('refuse_shared_item')}({subject.item}, {where}, "
-                             f"written={subject.array}, index={subject.index})")
+                             f"written={subject.array}, index={part})")
                 elif isinstance(subject, CalledWith):  # a call writing `x op= v` into it
                     items = f", items={subject.items}" if subject.items else ""
                     check = f"{helper('refuse_shared_write')}({subject.argument}, {where}{items})"
@@ -171,8 +173,7 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                 if check not in inserted:
                     inserted.add(check)
                     body.insert(index, _statement(check, statement))
-            if hoisted is not None:
-                body.insert(index, hoisted)
+            body[index:index] = hoisted
     function.body[:0] = [statement for argument, write in written.items()
                          for statement in _argument_copy(function, argument, write, helper,
                                                          location, not rebinds(write),
@@ -235,16 +236,47 @@ def _argument_copy(function, argument: str, write, helper, location, copy: bool,
     return [_statement(text, function) for text in texts]
 
 
-def _hoisted_index(statement, fresh):
-    """`index = k` to run before `L[k] op= v` and its check, where k calls something (which
-    must run once), the statement then reading `L[index]`; else None."""
-    index = statement.target.slice
-    if not any(isinstance(node, gast.Call) for node in walk(index)):
-        return None
-    held = fresh("index")
-    statement.target.slice = gast.Name(id=held, ctx=gast.Load(), annotation=None,
-                                       type_comment=None)
-    return _statement(f"{held} = {_text(index)}", statement)
+def _hoisted_calls(statement, fresh) -> list:
+    """The statements to run before `L[k] op= v` or `A[i] = v` and its checks, where its index
+    calls something, or the value of `A[i] = v` does (the check evaluates the index again, and
+    a call must run once): each such part of the index (an item of a tuple, a bound of a
+    slice), and that value, computed into a name of its own in Python's order (an
+    assignment's value first), which the statement then reads: `A[int(k)] = f(x)` becomes
+    `value = f(x)`, `index = int(k)`, `A[index] = value`."""
+    hoisted = []
+
+    def held(node, hint):
+        name = fresh(hint)
+        hoisted.append(_statement(f"{name} = {_text(node)}", statement))
+        return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+    def part(node, hint="index"):
+        return held(node, hint) if node is not None and _calls(node) else node
+
+    if isinstance(statement, gast.Assign):
+        statement.value = part(statement.value, "value")
+    def piece(node):
+        if isinstance(node, gast.Slice):  # (its bounds in order: lower, upper, step)
+            node.lower, node.upper, node.step = [part(bound) for bound in (
+                node.lower, node.upper, node.step)]
+            return node
+        return part(node)
+
+    target = _subscript_target(statement)
+    if isinstance(target.slice, gast.Tuple):
+        target.slice.elts = [piece(node) for node in target.slice.elts]
+    else:
+        target.slice = piece(target.slice)
+    return hoisted
+
+
+def _calls(node) -> bool:
+    return any(isinstance(inner, gast.Call) for inner in walk(node))
+
+
+def _subscript_target(statement):
+    """The subscript `statement` writes into (`A[i] = v`, `L[k] op= v`)."""
+    return statement.targets[0] if isinstance(statement, gast.Assign) else statement.target
 
 
 def refuse_shared_write(value, message: str, filename: str, line: int,
