@@ -31,7 +31,8 @@ import numpy as np
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
-from autotrace.runtime.derivatives import exponent_logs, scans, structural_adjoints, triangles
+from autotrace.runtime.derivatives import (complex_parts, exponent_logs, scans,
+                                           structural_adjoints, triangles)
 from tests.rule_table_nn import nn_table
 from tests.rule_table_signal import signal_table
 
@@ -180,6 +181,7 @@ _UNARY = [
     (np.radians, normal((3, 4))), (np.degrees, normal((3, 4))),
     (np.abs, lambda rng: (away_from_zero(rng, (3, 4)),)),
     (np.fabs, lambda rng: (away_from_zero(rng, (3, 4)),)),
+    (np.real, normal((3, 4))), (np.imag, normal((3, 4))), (np.conjugate, normal((3, 4))),
 ]
 # np.abs is np.absolute, np.true_divide is np.divide: one entry each.
 TABLE += [E(f.__name__, f, make) for f, make in _UNARY]
@@ -727,6 +729,13 @@ TABLE += [
     E("helper:norm_slope/p3", ops.norm_slope, lambda rng: (away_from_zero(rng, (4,)),),
       dict(p=3.0), wrt=(0,)),
     E("helper:sinc_slope", ops.sinc_slope, lambda rng: (np.array([0.0, 0.3, -1.7, 2.5]),)),
+    E("helper:abs_slope", complex_parts.abs_slope, lambda rng: (away_from_zero(rng, (3, 4)),),
+      note="sign(x) of a real x: constant; of complex values, conj(z) / |z|"),
+    E("helper:imag_gradient", complex_parts.imag_gradient, normal((3, 4), (3, 4)), wrt=(0,),
+      note="zeros for a real z; -1j Re(g) for a complex one"),
+    E("helper:imag_of", complex_parts.imag_of, normal((3, 4), (3, 4)), wrt=(0,),
+      note="zeros for a real z; Im(h) for a complex one"),
+    E("helper:real_if_real", complex_parts.real_if_real, normal((3, 4), (3, 4)), wrt=(0,)),
     E("helper:log_of_base", exponent_logs.log_of_base,
       lambda rng: (np.array([0.4, 1.5, -0.8, 2.5, -1.2]) * rng.uniform(1.0, 1.5, 5),),
       dict(power=None), note="0 where x is not positive: constant there"),

@@ -1,7 +1,7 @@
 """Forms of NumPy calls that the derivative rules do not take, refused with what to write,
-where they gave a wrong gradient before: np.einsum's sublist form, the absolute value of
-complex values and the other functions not holomorphic in them (norm, var, std, slogdet, pinv,
-vdot's conjugated argument)."""
+where they gave a wrong gradient before: np.einsum's sublist form, and the functions not
+holomorphic in complex values (norm, var, std, slogdet, pinv, vdot's conjugated argument). The
+absolute value of complex values, refused before, is differentiated as JAX does."""
 import numpy as np
 import pytest
 
@@ -54,16 +54,16 @@ def absolute_value_of_a_complex_number(x):
 @pytest.mark.parametrize("function", [absolute_value_of_complex_values,
                                       absolute_value_of_a_complex_number],
                          ids=["np.abs", "abs"])
-def test_the_absolute_value_of_complex_values_is_refused(function):
-    # its slope is conj(z) / |z|, not np.sign(z) = z / |z|: it gave a complex gradient of x
-    message = ("autotrace does not differentiate the absolute value of complex values (as it "
-               "does not differentiate np.real or np.conj): keep the real and imaginary parts "
-               "as real arrays, re and im, and write np.sqrt(re ** 2 + im ** 2)")
-    for differentiate in (autotrace.grad, lambda f: autotrace.function(autotrace.grad(f)),
-                          lambda f: lambda x: autotrace.jvp(f, (x,), (x,))):
-        with pytest.raises(NotImplementedError) as refused:
-            differentiate(function)(X[0])
-        assert str(refused.value) == message
+def test_the_absolute_value_of_complex_values_is_differentiated(function):
+    # its slope is conj(z) / |z|, not np.sign(z) = z / |z|, which gave a complex gradient of x
+    point = X[0] + 0.5
+    expected = central_difference(function, point)
+    for differentiate in (autotrace.grad, lambda f: autotrace.function(autotrace.grad(f))):
+        gradient = differentiate(function)(point)
+        assert gradient.dtype == np.float64
+        np.testing.assert_allclose(gradient, expected, rtol=1e-6)
+    tangent = autotrace.jvp(function, (point,), (np.ones_like(point),))[1]
+    np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6)
 
 
 # Functions that are not holomorphic in a complex argument: their rules are for real values.
@@ -71,9 +71,9 @@ W = np.array([0.3 - 1.0j, 2.0 + 0.5j, 1.0j])
 
 NOT_HOLOMORPHIC = ("autotrace does not differentiate {function} of complex values: it is not "
                    "holomorphic (its derivative needs conjugates), and autotrace's complex "
-                   "derivatives are those of holomorphic functions alone: keep the real and "
-                   "imaginary parts as real arrays of their own, re and im, and write it with "
-                   "them")
+                   "derivatives are those of holomorphic functions and of np.real, np.imag, "
+                   "np.conj and np.abs: write it with those (or keep the real and imaginary "
+                   "parts as real arrays of their own, re and im)")
 
 
 def norm_of_complex(x):
@@ -122,8 +122,8 @@ def test_the_gradient_of_vdot_of_a_complex_first_argument_is_refused():
     assert str(refused.value) == (
         "autotrace does not differentiate numpy.vdot of complex values: its gradients need the "
         "conjugate of its first argument, and autotrace's complex derivatives are those of "
-        "holomorphic functions alone: keep the real and imaginary parts as real arrays of "
-        "their own, re and im, and write it with them")
+        "holomorphic functions and of np.real, np.imag, np.conj and np.abs: write it with "
+        "those (or keep the real and imaginary parts as real arrays of their own, re and im)")
 
 
 REAL = np.array([0.3, -1.0, 2.0])

@@ -3,12 +3,14 @@ on them: its derivatives are right, or refused, never silently wrong.
 
 autotrace's complex derivatives are those of holomorphic functions, as JAX's are: the tangent
 along dz is f'(z) dz, and the gradient given a cotangent u is u f'(z) (no conjugate), so that
-sum(u * tangent(t)) = sum(gradient(u) * t) for every t. A function that is not holomorphic in a
-complex argument (np.linalg.norm, np.var, the real part an astype to float keeps) is refused
-where it runs with one (runtime/derivatives/real_only.py). Each entry is checked in both modes,
-along a real direction and along an imaginary one, against central differences: a tangent
-must equal the difference, a gradient must satisfy the identity above with it; or the
-derivative raises an error that says it refuses complex values.
+sum(u * tangent(t)) = sum(gradient(u) * t) for every t. np.real, np.imag, np.conj and np.abs
+(NOT_HOLOMORPHIC) are differentiated as JAX does, by the real part of that identity, with a
+cotangent u of the result's dtype (runtime/derivatives/complex_parts.py). Another function that
+is not holomorphic in a complex argument (np.linalg.norm, np.var, the real part an astype to
+float keeps) is refused where it runs with one (runtime/derivatives/real_only.py). Each entry
+is checked in both modes, along a real direction and along an imaginary one, against central
+differences: a tangent must equal the difference, a gradient must satisfy the identity above
+with it; or the derivative raises an error that says it refuses complex values.
 """
 from __future__ import annotations
 
@@ -30,6 +32,12 @@ REAL_PART = {
     "helper:unbroadcast/float": "unbroadcast(g, x) for a Python float x is float(sum(g))",
     "helper:unarray": "unarray(g, [1.0, 2.0, 3.0]) gives the items of g as Python floats",
 }
+
+
+# Entries not holomorphic in complex values, differentiated as JAX does: the identity holds for
+# the real part, Re(sum(u * tangent(t))) = Re(sum(gradient(u) * t)), u of the result's dtype.
+NOT_HOLOMORPHIC = {"real", "imag", "conjugate", "absolute", "helper:abs_slope",
+                   "helper:real_if_real"}
 
 
 @pytest.fixture(scope="module")
@@ -78,15 +86,18 @@ def moved(value, step, along):
     return value + step * along
 
 
-def cotangent(value, rng):
-    """A random complex cotangent with the structure of the output `value`."""
+def cotangent(value, rng, real_where_real=False):
+    """A random complex cotangent with the structure of the output `value` (real where the
+    output is real, with `real_where_real`)."""
     if isinstance(value, list):
-        return [cotangent(item, rng) for item in value]
+        return [cotangent(item, rng, real_where_real) for item in value]
     if isinstance(value, tuple):
-        items = [cotangent(item, rng) for item in value]
+        items = [cotangent(item, rng, real_where_real) for item in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     shape = np.shape(value)
     made = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    if real_where_real and not np.iscomplexobj(value):
+        made = made.real
     return made if shape else complex(made)
 
 
@@ -130,12 +141,14 @@ def test_complex_derivative_is_right_or_refused(entry, wrappers):
                             *args, tangent=tuple(along))
                         got, expected = flat(tangent), difference
                     else:
-                        dy = cotangent(value, rng)
+                        dy = cotangent(value, rng, entry.name in NOT_HOLOMORPHIC)
                         gradients = autotrace.grad(function, wrt=wrapper.wrt)(*args, dy=dy)
                         if len(wrapper.wrt) == 1:
                             gradients = (gradients,)
                         got = sum(np.sum(flat(g) * flat(t)) for g, t in zip(gradients, along))
                         expected = np.sum(flat(dy) * difference)
+                        if entry.name in NOT_HOLOMORPHIC:
+                            got, expected = got.real, expected.real
             except Exception as error:  # noqa: BLE001 (a refusal, or a failure shown below)
                 assert refused(error), f"{mode}, direction {scale}: {error!r}"
                 continue

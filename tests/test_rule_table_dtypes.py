@@ -80,7 +80,6 @@ REAL_RULES = {
     "hstack/1d": "the gradient of the Python float 0.5 is a Python float, not complex",
     "helper:join/hstack": "the gradient of the Python float 0.5 is a Python float",
     "insert/int-axis-broadcast": "the gradient of the Python float value is a Python float",
-    "absolute": "the absolute value of complex values is refused (not holomorphic)",
     "sign": "the sign of complex values, z / |z|, is refused (not holomorphic)",
     **dict.fromkeys(["linalg.svd/tall", "linalg.svd/wide-batched", "linalg.svd/square-full",
                      "linalg.svdvals", "linalg.svdvals/batched", "helper:svd_gap_inverse",

@@ -490,14 +490,12 @@ def norm_slope(x, p):
 
 
 def real_sign(x):
-    """np.sign(x), the slope of |x|, for real x. The absolute value of complex values is not
-    holomorphic: autotrace refuses it, as it refuses np.real and np.conj (where np.sign(z) is
-    z / |z|, the slope needs its conjugate, and a real argument the real part)."""
+    """np.sign(x), the slope of |x| for real x (np.fabs and math.fabs, which take no complex
+    values; np.abs and abs take the slope of complex_parts.abs_slope)."""
     if np.dtype(getattr(x, "dtype", type(x))).kind == "c":
         raise NotImplementedError(
-            "autotrace does not differentiate the absolute value of complex values (as it does "
-            "not differentiate np.real or np.conj): keep the real and imaginary parts as real "
-            "arrays, re and im, and write np.sqrt(re ** 2 + im ** 2)")
+            "autotrace differentiates the absolute value of complex values by np.abs(z), not "
+            "by np.fabs or math.fabs, which NumPy and Python compute for real values alone")
     return array_module(x).sign(x) if hasattr(x, "dtype") else float(np.sign(x))
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from .objects import (ObjectGradient, check_stored, field_names,
                                                    is_dataclass_instance, is_plain_object,
                                                    with_attribute)
+from .complex_parts import imag_gradient
 from .real_only import real_part
 from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      _is_traced, rebuild, add, like_container,
@@ -84,6 +85,13 @@ _OBJECT_ITEM_MESSAGE = (
     "obj.__getitem__(i)")
 
 
+def _complex_into_real(value, out) -> bool:
+    """Whether `value` is complex and `out`, the array it is added into, real."""
+    kind = getattr(getattr(value, "dtype", None), "kind", "c" if isinstance(value, complex)
+                   else None)
+    return kind == "c" and getattr(getattr(out, "dtype", None), "kind", "c") != "c"
+
+
 def accumulate_item(gradient, index, value):
     """The gradient of a container or array, with `value` added at `index` (a new object)."""
     if gradient is None:  # zeros_like's for an object that is none: a class of the user's
@@ -98,6 +106,8 @@ def accumulate_item(gradient, index, value):
     if isinstance(gradient, (list, tuple)):
         out[index] = add(out[index], value)
         return _finish(out, gradient)
+    if _complex_into_real(value, out):  # a real array's gradient: the real part alone means
+        value = real_part(value)  # anything (complex_parts.py), and NumPy's cast would warn
     traced_into_concrete = type(out) is np.ndarray and not isinstance(
         value, (np.ndarray, np.generic, float, int))  # inside autotrace.function
     if _basic_index(index):
@@ -139,6 +149,9 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
         if owner is not None:
             check_stored(owner, attribute)
         return with_attribute(gradient, attribute, value, add)
+    if attribute in ("real", "imag") and hasattr(owner, "dtype"):  # an array's parts
+        return add(gradient, real_part(value) if attribute == "real" else
+                   imag_gradient(value, owner))  # (np.real's and np.imag's gradients)
     raise TypeError(f"cannot take a gradient through attribute {attribute!r} of a "
                     f"{type(owner if owner is not None else gradient).__name__}; "
                     + _ARGUMENT_KINDS)

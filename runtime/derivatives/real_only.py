@@ -2,10 +2,11 @@
 
 autotrace differentiates complex values where the function is holomorphic (np.exp, matmul,
 np.linalg.inv, ...): the tangent is f'(z) dz, the gradient g f'(z), as JAX's are for
-holomorphic functions. A function that is not holomorphic in a complex argument (its value
-reads |z|, conj(z) or the real part: np.linalg.norm, np.var, np.vdot's first argument) has no
-such derivative, and its rules, written for real arrays, would give a wrong one silently; it is
-refused where it runs with one, by `refuse_complex`.
+holomorphic functions; and np.real, np.imag, np.conj and np.abs of them as JAX does
+(complex_parts.py). Another function that is not holomorphic in a complex argument (its value
+reads |z|, conj(z) or the real part: np.linalg.norm, np.var, np.vdot's first argument) has
+rules written for real arrays, which would give a wrong derivative silently; it is refused
+where it runs with one, by `refuse_complex`.
 """
 from __future__ import annotations
 
@@ -43,9 +44,9 @@ def refuse_complex(value, function: str, why: str = "", values: str = "complex v
         raise NotImplementedError(
             f"autotrace does not differentiate {function} of {values}: "
             f"{why or 'it is not holomorphic (its derivative needs conjugates)'}, and "
-            "autotrace's complex derivatives are those of holomorphic functions alone: keep "
-            "the real and imaginary parts as real arrays of their own, re and im, and write "
-            "it with them")
+            "autotrace's complex derivatives are those of holomorphic functions and of "
+            "np.real, np.imag, np.conj and np.abs: write it with those (or keep the real and "
+            "imaginary parts as real arrays of their own, re and im)")
 
 
 def refuse_real_part(value, result, function: str) -> None:
@@ -55,15 +56,3 @@ def refuse_real_part(value, result, function: str) -> None:
     if is_complex(value) and not is_complex(result):
         refuse_complex(value, function, "a real result keeps its real part alone, which is "
                        "not holomorphic", "complex values into a real array")
-
-
-def refuse_real_gradient(gradient, result) -> None:
-    """Raise where reverse mode differentiates a real argument's gradient `result` that is the
-    real part of a complex `gradient` (real_part): not holomorphic in what made `gradient`.
-    Its tangent, the real part of the tangent, is right: forward mode takes it."""
-    if is_complex(gradient) and not is_complex(result):
-        refuse_complex(gradient, "a real argument's gradient", "in reverse mode again: that "
-                       "gradient is the real part of a complex one (a real value's gradient is "
-                       "real, as in JAX), which is not holomorphic; take the outer derivative "
-                       "in forward mode (autotrace.jacfwd, autotrace.hessian)",
-                       "a complex function")

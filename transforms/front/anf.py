@@ -386,8 +386,8 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
     def expr_Attribute(self, node):
         if self.is_static(node):
             return node
-        if node.attr == "T":
-            return self.array_method(node.value, "T", [], [])
+        if node.attr in ("T", "real", "imag"):
+            return self.array_attribute(node.value, node.attr)
         return gast.Attribute(value=self.atom(node.value), attr=node.attr, ctx=gast.Load())
 
     def expr_Subscript(self, node):

@@ -417,6 +417,18 @@ class ArrayMethodCalls:
                           orelse=branch(self.own_method)), self.current)
         return name(result)
 
+    def array_attribute(self, receiver, attribute: str):
+        """`receiver.T`, `.real` or `.imag`. `.T` is np.transpose(receiver) wherever the receiver
+        may be an array (`array_method`). `.real` and `.imag` are np.real and np.imag where the
+        receiver surely is an array, and are read as they are elsewhere: a class of the user's
+        may hold the parts of a complex value in fields of those names (an array's parts read
+        so get np.real's and np.imag's gradients, runtime/derivatives/items.py)."""
+        if attribute == "T":
+            return self.array_method(receiver, "T", [], [])
+        if self.receivers.of(receiver, attribute) == ARRAY:
+            return self.numpy_call(attribute, [receiver], [])
+        return gast.Attribute(value=self.atom(receiver), attr=attribute, ctx=gast.Load())
+
     def numpy_method(self, receiver, method: str, args, keywords):
         """`receiver.<method>(...)` of an array, as the NumPy function it is."""
         if method == "T":

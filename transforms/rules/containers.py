@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np  # noqa: F401  (named in partials' expressions)
 
-from ...runtime.derivatives.adjoint_ops import real_sign, unbroadcast  # noqa: F401 (real_sign: in partials)
+from ...runtime.derivatives.adjoint_ops import unbroadcast  # noqa: F401 (named in partials)
 from ...runtime.derivatives.built_objects import (build_object, field_gradients, object_gradient,
                                                   replaced_dataclass_fields,
                                                   replaced_namedtuple_fields)
@@ -41,7 +41,8 @@ from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_
                                               refuse_integral_argument, seed, zero_seed,
                                               zeros_like)
 from ...runtime.derivatives.given_checks import check_tangents
-from ...runtime.derivatives.real_only import refuse_real_gradient, refuse_real_part
+from ...runtime.derivatives.complex_parts import abs_slope, real_if_real
+from ...runtime.derivatives.real_only import refuse_real_part
 from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent, seed_tangent,
@@ -50,14 +51,14 @@ from ...runtime.primitives.index import add_at, checked_out, indexes_a_view
 from ...runtime.primitives.keyed_random import draw
 from ...runtime.primitives.recompute_barrier import recompute_from
 from .core import adjoint, constant, d, other_calls, tangent
-from .declarations import identity, linear, partials
+from .declarations import identity, linear
 
 # shape_only's result is read for its shape alone (transforms/codegen/cleanup.py);
-# refuse_integral_argument, check_tangents, refuse_real_part and refuse_real_gradient check
-# values and give nothing; the replaced_*_fields give the names of fields.
+# refuse_integral_argument, check_tangents and refuse_real_part check values and give nothing;
+# the replaced_*_fields give the names of fields.
 # (transforms/front/inplace.py declares its refuse_shared_write and refuse_shared_item so.)
 constant(zeros_like, zero_seed, ones_like, dict_keys, draw, shape_only, sort_order,
-         refuse_integral_argument, check_tangents, refuse_real_part, refuse_real_gradient,
+         refuse_integral_argument, check_tangents, refuse_real_part,
          replaced_dataclass_fields, replaced_namedtuple_fields, indexes_a_view)
 
 
@@ -82,11 +83,11 @@ def _sent_object_gradient_tangent(y, after, value):
 
 
 # A real value's gradient of a complex one is its real part: a tangent keeps the real part of
-# the tangent; a gradient of it is refused (real_only.refuse_real_gradient).
+# the tangent, and a gradient of it is the gradient's real part (runtime/derivatives/
+# complex_parts.py).
 @adjoint(match, match_for_caller)
 def _match(y, gradient, value):
-    refuse_real_gradient(gradient, y)
-    d[gradient] = d[y]
+    d[gradient] = real_if_real(d[y], value)
 
 
 @tangent(match, match_for_caller)
@@ -302,7 +303,15 @@ def _float(y, x=0.0):
     d[x] = match(d[y], x)
 
 
-partials(abs, x="d[y] * real_sign(x)")
+# |x| of a Python number, as np.abs's (elementwise.py).
+@adjoint(abs)
+def _abs(y, x):
+    d[x] = np.real(d[y]) * abs_slope(x)
+
+
+@tangent(abs)
+def _abs_tangent(y, x):
+    d[y] = np.real(d[x] * abs_slope(x))
 
 
 @adjoint(max, min)

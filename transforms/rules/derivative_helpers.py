@@ -40,6 +40,7 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_a, kron_adjoint_b,
                                                      matmul_adjoint_a, matmul_adjoint_b,
                                                      tensordot_adjoint_a, tensordot_adjoint_b)
+from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_of, real_if_real
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.exponent_logs import has_log, log_of_base
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
@@ -142,6 +143,35 @@ def products_after_tangent(z, rows):
 
 partials(log_of_base, x="d[y] / np.where(has_log(x, power), x, np.inf)", power=None)
 constant(real_sign)  # (a step: zero almost everywhere)
+
+
+# The parts of complex values (runtime/derivatives/complex_parts.py): imag_gradient and imag_of
+# are each other's transposes, real_if_real its own.
+@linear(imag_gradient)
+def imag_gradient_rule(y, g, z):
+    d[g] = imag_of(d[y], z)
+
+
+@linear(imag_of)
+def imag_of_rule(y, h, z):
+    d[h] = imag_gradient(d[y], z)
+
+
+@linear(real_if_real)
+def real_if_real_rule(y, g, value):
+    d[g] = real_if_real(d[y], value)
+
+
+# The slope s = conj(z) / |z| of |z| changes by (conj(t) - s Re(s t)) / |z| (0 at 0, inf in
+# its place); of a real x, s = sign(x), it does not (s s = 1: exactly 0).
+@adjoint(abs_slope)
+def abs_slope_rule(y, x):
+    d[x] = (np.conjugate(d[y]) - np.real(d[y] * y) * y) / np.where(x == 0, np.inf, np.abs(x))
+
+
+@tangent(abs_slope)
+def abs_slope_tangent(y, x):
+    d[y] = (np.conjugate(d[x]) - y * np.real(y * d[x])) / np.where(x == 0, np.inf, np.abs(x))
 
 
 partials(norm_direction, x="d[y] * norm_slope(x, p)", p=None, ties=None)  # (ties: constant)

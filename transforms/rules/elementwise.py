@@ -20,12 +20,13 @@ import numpy as np
 from ...runtime.derivatives.adjoint_ops import clip_weights, first_given, unbroadcast
 # Named in partials' expressions.
 from ...runtime.derivatives.adjoint_ops import real_sign, sinc_slope, tie_weights  # noqa: F401
+from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_of
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.exponent_logs import log_of_base  # noqa: F401
 from ...runtime.derivatives.real_only import refuse_complex
 from ...runtime.derivatives.structure import add, zeros_like
 from .core import adjoint, d, other_calls, tangent
-from .declarations import partials
+from .declarations import linear, partials
 
 # Arithmetic: what the operators +, -, *, /, **, unary - and + mean.
 
@@ -159,7 +160,45 @@ other_calls(math.hypot, "autotrace differentiates math.hypot of two values, not 
 
 # Piecewise functions.
 
-partials(np.absolute, np.fabs, math.fabs, x="d[y] * real_sign(x)")
+partials(np.fabs, math.fabs, x="d[y] * real_sign(x)")
+
+
+# The parts of complex values, as JAX differentiates them (runtime/derivatives/complex_parts.py):
+# a gradient Re(g), as a real value's gradient may be complex; for real values, NumPy's real
+# functions (np.real and np.conj of x are x, np.imag 0, the slope of |x| sign(x)).
+@adjoint(np.real)
+def real_rule(y, val):
+    d[val] = np.real(d[y])
+
+
+@tangent(np.real)
+def real_tangent(y, val):
+    d[y] = np.real(d[val])
+
+
+@adjoint(np.imag)
+def imag_rule(y, val):
+    d[val] = imag_gradient(d[y], val)
+
+
+@tangent(np.imag)
+def imag_tangent(y, val):
+    d[y] = imag_of(d[val], val)
+
+
+@linear(np.conjugate)
+def conjugate_rule(y, x):
+    d[x] = np.conjugate(d[y])
+
+
+@adjoint(np.absolute)
+def absolute_rule(y, x):
+    d[x] = np.real(d[y]) * abs_slope(x)
+
+
+@tangent(np.absolute)
+def absolute_tangent(y, x):
+    d[y] = np.real(d[x] * abs_slope(x))
 partials(np.maximum, np.minimum, np.fmax, np.fmin, x1="d[y] * tie_weights(y, x1, x2)",
          x2="d[y] * tie_weights(y, x2, x1)")
 

@@ -87,7 +87,7 @@ _CONDITION = ("write it with the singular values: s = np.linalg.svdvals(x), then
               "np.max(s, axis=-1) / np.min(s, axis=-1) (the default, p=None)")
 
 REFUSED = {
-    **dict.fromkeys(["real", "imag", "conj", "conjugate", "angle", "real_if_close",
+    **dict.fromkeys(["real_if_close",
                      "sort_complex", "fft.fft", "fft.ifft", "fft.fft2",
                      "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.irfft",
                      "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft",
@@ -107,6 +107,7 @@ REFUSED = {
                      "polyint", "polyval", "polyfit"], _POLYNOMIAL),
     **dict.fromkeys(["asmatrix", "bmat"], _MATRIX),
     "linalg.cond": _CONDITION,
+    "angle": "write np.arctan2(np.imag(z), np.real(z)), which is differentiated",
     "compress": _BY_VALUE + " (x[mask] is differentiated)",
     "extract": _BY_VALUE + " (x[mask] is differentiated)",
     "select": "write nested np.where(condition, x, y), which is differentiated",
