@@ -107,7 +107,8 @@ REFUSED = {
                      "polyint", "polyval", "polyfit"], _POLYNOMIAL),
     **dict.fromkeys(["asmatrix", "bmat"], _MATRIX),
     "linalg.cond": _CONDITION,
-    "angle": "write np.arctan2(np.imag(z), np.real(z)), which is differentiated",
+    "angle": "write it as the two-argument arctangent of np.imag(z) and np.real(z), which "
+             "is differentiated",
     "compress": _BY_VALUE + " (x[mask] is differentiated)",
     "extract": _BY_VALUE + " (x[mask] is differentiated)",
     "select": "write nested np.where(condition, x, y), which is differentiated",
