@@ -20,7 +20,7 @@ import numpy as np
 
 from autotrace.runtime.tracing.tracer_batching import BatchingError, batch_graph
 from autotrace.runtime.user_frames import code_site
-from autotrace.trace_errors import located
+from autotrace.trace_errors import explain_run_error, located
 from autotrace.runtime.execution import executor
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.devices import device_of
@@ -134,7 +134,11 @@ class Vmapped:
         if builder is not None:  # called while tracing: record the batched graph there
             outputs = inline_graph(builder, entry.batched_graph, inputs, once=True)
         else:
-            outputs = self._compiled(entry).run(*inputs)
+            try:
+                outputs = self._compiled(entry).run(*inputs)
+            except IndexError as error:  # an example's index out of range: the user's line
+                explain_run_error(error, batched=True)
+                raise
             # A batch is a new array, as np.stack of the examples' results is, even where an
             # example's result is its argument: never a view of the caller's arrays.
             outputs = [value.copy() if any(np.may_share_memory(value, leaf) for leaf in leaves)

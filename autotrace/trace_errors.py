@@ -13,6 +13,7 @@ from autotrace import runtime
 from autotrace import transforms
 from autotrace.runtime import unknown_sizes
 from autotrace.runtime.array_subclasses import ArraySubclassError
+from autotrace.runtime.generated_source import user_site_of
 from autotrace.runtime.abstract import UnknownDimensionError, UnknownSizeError, is_unknown
 from autotrace.runtime.tracing.control import ControlFlowError
 from autotrace.runtime.ops import UntraceableError
@@ -134,6 +135,25 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
         if frame is not None:
             message += located(frame.filename, frame.lineno, frame.name)
     error.args = (message,)
+    error._autotrace_explained = True
+
+
+def explain_run_error(error: BaseException, batched: bool = False) -> None:
+    """Add to an IndexError raised where a traced graph runs (an index out of range, which
+    only the values tell) the user's line that made the indexing op: the traceback ends at the
+    graph's line. With `batched` (autotrace.vmap's graph), say that the axes NumPy counts are
+    the batch's, whose axis 0 is the examples'."""
+    if not isinstance(error, IndexError) or getattr(error, "_autotrace_explained", False) or \
+            len(error.args) != 1 or not isinstance(error.args[0], str):
+        return
+    site = user_site_of(error)
+    if site is None:
+        return
+    message = error.args[0]
+    if batched:
+        message += (" (an example's index is out of range; the axes counted are the batch's, "
+                    "whose axis 0 is the examples')")
+    error.args = (message + located(*site),)
     error._autotrace_explained = True
 
 

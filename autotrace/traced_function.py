@@ -30,7 +30,7 @@ from autotrace.concrete import (as_specs, concrete_function, describe_trace,
                                  refuse_shared_memory)
 from autotrace.conversion import for_tracing, refuse_untraceable, whole_calls
 from autotrace.placement import config
-from autotrace.trace_errors import explain_trace_error
+from autotrace.trace_errors import explain_run_error, explain_trace_error
 from autotrace.variables import next_variable_number
 from autotrace.bound_function import BoundFunction
 from autotrace.runtime.devices import device_of
@@ -185,9 +185,13 @@ class Function:
             entry = trace_again()
             state = entry.object_state
             self._warn_about_retracing(problem)
-        if state is None:
-            return entry.structure.run(entry.run, arrays)
-        return state.run(entry.structure, entry.run, arrays)
+        try:
+            if state is None:
+                return entry.structure.run(entry.run, arrays)
+            return state.run(entry.structure, entry.run, arrays)
+        except IndexError as error:  # an index out of range: the user's line that read it
+            explain_run_error(error)
+            raise
 
     def _traced_again(self, key, args, kwargs) -> _Entry:
         return self._cache.get_or_build(key, lambda: self._build(args, kwargs))

@@ -36,11 +36,15 @@ SHORT_CIRCUIT_NAME = re.compile(r"_(and|or)\d+$")
 TEMPORARY_NAME = re.compile(r"_(t|and|or|cond|list|dict|i|n)\d+")
 
 
-def register_generated(filename: str, source: str) -> None:
-    """Put `source`, compiled under `filename`, where tracebacks, inspect and pdb read it."""
+def register_generated(filename: str, source: str, sites: dict | None = None) -> None:
+    """Put `source`, compiled under `filename`, where tracebacks, inspect and pdb read it;
+    `sites`: the (file, line) of the user's code that each of its lines computes, by line
+    number (a traced graph's: its equations' sites), which `user_site_of` reads."""
     _drop_collected()
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
+    if sites:
+        _sites[filename] = sites
     if sys.version_info < (3, 13):
         if sys.excepthook is sys.__excepthook__:
             sys.excepthook = _print_with_generated_lines
@@ -57,6 +61,20 @@ def forget_with(owner, filename: str) -> None:
 # Names whose lines were to go while linecache walked its cache: dropped at the next
 # registration.
 _collected: list[str] = []
+# The registry of the user's sites of generated lines: filename -> {line: (file, line)}.
+_sites: dict[str, dict] = {}
+
+
+def user_site_of(error: BaseException) -> tuple | None:
+    """(file, line) of the user's code that the innermost line of generated code in `error`'s
+    traceback computes (a traced graph's equation, by the line that recorded it), or None."""
+    site, trace = None, error.__traceback__
+    while trace is not None:
+        lines = _sites.get(trace.tb_frame.f_code.co_filename)
+        if lines is not None:
+            site = lines.get(trace.tb_lineno, site)
+        trace = trace.tb_next
+    return site
 
 
 def _forget(filename: str) -> None:
@@ -64,6 +82,7 @@ def _forget(filename: str) -> None:
     which reads each entry of a list of names it took before: the collector may run there
     (any allocation can start it), and an entry gone from under it is a KeyError in the
     caller's traceback or doctest. Then it goes at the next registration."""
+    _sites.pop(filename, None)
     if any(_in_checkcache(frame) for frame in sys._current_frames().values()):
         _collected.append(filename)
     else:

@@ -64,6 +64,7 @@ class _Source:
         self.lower_scalars = lower_scalars
         self.place_constant = place_constant
         self.blocks: list[str] = []
+        self.sites: dict[int, tuple] = {}  # a line of the source -> the site of its equation
         self.constant_numbers = itertools.count()
         self.subgraph_numbers = itertools.count(1)
 
@@ -116,7 +117,7 @@ class _SourceNames:
 
 def graph_source(graph: Graph, function_name: str, namespace: dict,
                  lower_scalars: bool = True, place_constant=None,
-                 keep_buffers: bool = False, sources=None) -> str:
+                 keep_buffers: bool = False, sources=None, sites=None) -> str:
     """The Python source of `graph` as a function; constants are put in `namespace`.
 
     The subgraphs of control ops (cond, while) become functions of their own, defined first
@@ -127,10 +128,13 @@ def graph_source(graph: Graph, function_name: str, namespace: dict,
     With `keep_buffers`, the arrays that die inside a call of the graph (not of its subgraphs)
     are written into buffers the function keeps for its next call (call_buffers.py).
     `sources` (primitive name -> source function) replaces primitives' own sources: a
-    backend's faster calls (Backend.sources).
+    backend's faster calls (Backend.sources). `sites`, a dict, gets the site (Equation.site)
+    of each line that computes an equation of an array function, by line number.
     """
     source = _Source(namespace, lower_scalars, place_constant, sources)
     _function_source(graph, function_name, source, keep_buffers)
+    if sites is not None:
+        sites.update(source.sites)
     return "\n".join(source.blocks)
 
 
@@ -155,6 +159,7 @@ def _array_function_source(graph, function_name, source: _Source, keep_buffers=F
 
     parameters = ", ".join(names.of(var) for var in graph.inputs)
     lines = [f"def {function_name}({parameters}):"]
+    placed = {}  # a line of `lines` -> the site of the equation it computes
     sets, last_read, seen = buffer_sets(graph)
     deletions = _deletions(sets, last_read, seen)
     kept = kept_buffers(graph, sets, last_read, seen) if keep_buffers else KeptBuffers()
@@ -187,6 +192,9 @@ def _array_function_source(graph, function_name, source: _Source, keep_buffers=F
             write = source.sources.get(primitive.name, primitive.source)
             statements = [f"{', '.join(outputs)} = {write(args, attrs)}"]
         types = " ".join(str(var.aval) for var in equation.outputs)
+        if equation.site is not None:
+            placed.update((len(lines) + offset, equation.site)
+                          for offset in range(len(statements)))
         lines.append(f"    {statements[0]}  # {types}" if types else f"    {statements[0]}")
         lines.extend(f"    {statement}" for statement in statements[1:])
         if index in deletions:
@@ -195,6 +203,8 @@ def _array_function_source(graph, function_name, source: _Source, keep_buffers=F
     if kept.slots:
         lines.append(f"    {pool}.append(_kept)")
     lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    first = 1 + sum(block.count("\n") + 1 for block in source.blocks)  # (joined by "\n")
+    source.sites.update((first + offset, site) for offset, site in placed.items())
     source.blocks.append("\n".join(lines) + "\n")
 
 
@@ -279,9 +289,10 @@ def compile_graph(graph: Graph, name: str = "graph",
     namespace = backend.namespace()
     devices = sorted({var.aval.device for var in graph.inputs
                       if isinstance(var.aval, AbstractArray)}) or ["cpu"]
+    sites = {}
     source = graph_source(graph, function_name, namespace, backend.lowers_scalars,
                           lambda value: backend.place_constant(value, devices[0]),
-                          backend.keeps_buffers, backend.sources)
+                          backend.keeps_buffers, backend.sources, sites)
     exec(builtins.compile(source, filename, "exec"), namespace)
     function = namespace[function_name]
     native = backend.compile_whole(graph, function)
@@ -291,7 +302,7 @@ def compile_graph(graph: Graph, name: str = "graph",
                    "backend; the Python above\n# computes the same, and runs where NumPy "
                    "must warn.\n")
     function = backend.run_on(function, devices[0])
-    register_generated(filename, source)
+    register_generated(filename, source, sites)
     forget_with(function, filename)
     return function, source
 

@@ -18,7 +18,7 @@ rule that refuses with the reason (`refuse_batching`); an op with no rule at all
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -54,11 +54,14 @@ class BatchedCall:
             batched outputs)` batches a subgraph (the branches of a traced `cond`), every
             output with the batch axis (`all_batched`; False: only those that differ between
             examples; a tuple: those it names, and those that differ); `masked` where it runs
-            for examples that do not take it too.
+            for examples that do not take it too. A graph batched where it runs so, or inside
+            such a subgraph (this equation `masked`), takes one input more, the last: the mask
+            (bool[size]) of the examples that take it, which the rule gives it.
         example_outputs: the types of its results in one example's trace.
         masked: the equation is in a subgraph that runs for examples that do not take it
             too (a masked loop's body, a branch chosen per example), whose results for those
             examples a mask discards.
+        mask: there, that mask (bool[size]): the examples that take the subgraph.
     """
 
     primitive: object
@@ -69,6 +72,7 @@ class BatchedCall:
     batch_graph: object = None
     example_outputs: tuple = ()
     masked: bool = False
+    mask: object = None
 
     def bind(self, *args, **changed):
         """The op itself on `args`, its attributes updated by `changed`."""
@@ -97,6 +101,25 @@ class BatchedCall:
         if not self.batched[position] or missing <= 0:
             return value
         return np.reshape(value, (self.size, *(1,) * missing, *self.example_shape(position)))
+
+
+def taken_indices(call: BatchedCall, positions) -> BatchedCall:
+    """`call` with its integer inputs at `positions` (indices, which raise where out of range)
+    0 for the examples outside its mask, which run an equation they do not take (a branch
+    chosen per example, a masked loop's body after they stopped) and whose results the mask
+    discards: NumPy, which runs no such example, raises no IndexError for them. The examples
+    that take it keep their indices, and NumPy's IndexError where one is out of range."""
+    if call.mask is None:
+        return call
+    args, batched = list(call.args), list(call.batched)
+    for position in positions:
+        dtype = getattr(args[position], "dtype", None)
+        if np.dtype(np.result_type(args[position]) if dtype is None else dtype).kind not in "iu":
+            continue
+        index = call.with_batch(position)
+        mask = np.reshape(call.mask, (call.size, *(1,) * (np.ndim(index) - 1)))
+        args[position], batched[position] = np.where(mask, index, 0), True
+    return replace(call, args=tuple(args), batched=tuple(batched))
 
 
 def refuse_batching(reason: str):

@@ -25,7 +25,7 @@ from ..abstract import (AbstractArray, broadcast_shapes, is_unknown,
                                         unknown_dimension_error, unknown_origins)
 from ..devices import numpy_add_at
 from ..graph import StaticSlice
-from .batching import NoBatchingRule, refuse_batching, unrolled_batching
+from .batching import NoBatchingRule, refuse_batching, taken_indices, unrolled_batching
 from .registry import (Primitive, bind, example, is_traced, register, source_globals,
                        static, untraceable_shape)
 
@@ -184,6 +184,7 @@ def batched_gather(x, x_batched: bool, template: tuple, arrays, batched, size: i
 
 
 def _getitem_batching(call):
+    call = taken_indices(call, range(1, len(call.args)))
     try:
         return batched_gather(call.args[0], call.batched[0], call.attrs["index"],
                               call.args[1:], call.batched[1:], call.size)
@@ -202,6 +203,7 @@ def _selection_shape(call) -> tuple:
 
 def _setitem_batching(call):
     """setitem, scatter and scatter_add: x[index] = value for each example."""
+    call = taken_indices(call, range(2, len(call.args)))
     try:
         return _batched_setitem(call)
     except NoBatchingRule:  # an index this rule does not lay out: each example's own

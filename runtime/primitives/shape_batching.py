@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import StaticSlice
-from .batching import axis_batching, shifted, unrolled_batching
+from .batching import axis_batching, shifted, taken_indices, unrolled_batching
 from .index import IndexInput, batched_gather
 
 AXIS = axis_batching("axis", defaults={"axis": -1}, flat_when_none="axis")
@@ -50,6 +50,7 @@ def diff_batching(call):
 
 def take_batching(call):
     """np.take(a, indices, axis): as indexing a[..., indices] along the axis."""
+    call = taken_indices(call, (1,))
     a, indices = call.args
     if call.attrs.get("mode", "raise") != "raise":
         return unrolled_batching(call)
@@ -66,6 +67,7 @@ def take_batching(call):
 
 
 def take_along_axis_batching(call):
+    call = taken_indices(call, (1,))
     arr, indices = call.with_batch(0), call.with_batch(1)
     axis = call.attrs["axis"]
     if axis is None:

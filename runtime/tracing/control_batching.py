@@ -17,7 +17,9 @@ def cond_batching(call):
     """Both branches batched; where the condition is the same for every example, the cond
     chooses one; where it differs, both run, and np.where selects each example's results
     (stack_select each example's stacks of saved values, which both branches take as a
-    batch: the one that is not taken must not change them)."""
+    batch: the one that is not taken must not change them). Each branch is given the mask of
+    the examples that take it (tracer_batching.batch_graph), by which an index it reads is
+    checked for those alone (primitives/batching.taken_indices)."""
     branches = call.attrs["branches"]
     if not call.batched[0]:
         return _one_branch(call, branches)
@@ -27,7 +29,10 @@ def cond_batching(call):
                   for arg, is_batched in zip(args, call.batched[1:]))
     true, false = (optimize(call.batch_graph(graph, flags)[0]) for graph in branches.graphs)
     builder = call.args[0]._builder
-    chosen = [inline_graph(builder, graph, args) for graph in (true, false)]
+    condition = call.args[0] if call.args[0].dtype == bool else call.args[0] != 0
+    masks = (_within(call, condition), _within(call, np.logical_not(condition)))
+    chosen = [inline_graph(builder, graph, [*args, mask])
+              for graph, mask in zip((true, false), masks)]
     if None in chosen:
         raise NoBatchingRule("its condition differs between examples, so both branches run, "
                              "but a branch prints or checks values; do that outside the if, "
@@ -48,8 +53,20 @@ def _one_branch(call, branches):
     true, false = (optimize(graph if batched == agreed else
                             call.batch_graph(original, flags, False, all_batched=agreed)[0])
                    for graph, batched, original in zip(graphs, outputs, branches.graphs))
-    results = call.bind(*call.args, branches=type(branches)(true, false))
+    results = call.bind(*call.args, *_outer_mask(call), branches=type(branches)(true, false))
     return _marked(results, agreed)
+
+
+def _outer_mask(call) -> list:
+    """[the mask of the examples that take the subgraph `call` is in], which a graph it
+    batches unmasked takes there too (its last input); [] outside such a subgraph."""
+    return [call.mask] if call.masked else []
+
+
+def _within(call, taken):
+    """The examples that take a part of `call` (`taken`, bool[size]) and the subgraph that
+    `call` is in."""
+    return np.logical_and(taken, call.mask) if call.masked else taken
 
 
 def _marked(results, batched: tuple) -> tuple:
@@ -86,25 +103,29 @@ def while_batching(call):
         return _same_trips(call, loop, carried)
     carried = [_with_batch(call, position) for position in range(count)]
     flags = (True,) * count + tuple(call.batched[count:])
-    cond, body = (optimize(call.batch_graph(graph, flags)[0]) for graph in loop.graphs)
+    # The test runs for every example the loop is run for (the subgraph's mask where it is
+    # in one, its last input), the body for those still running (the body's mask, its last)
+    cond = optimize(call.batch_graph(loop.cond, flags, False)[0])
+    body = optimize(call.batch_graph(loop.body, flags)[0])
     if any(has_side_effect(equation) for graph in (cond, body) for equation in graph.equations):
         refuse_unrolled(call.args)
         return unrolled_batching(call)  # it prints: each example's loop prints its own
     avals = [var.aval for var in cond.inputs]
 
     def running(builder, values):
-        return inline_graph(builder, cond, values)[0]
+        holds = inline_graph(builder, cond, values)[0]
+        return np.logical_and(holds, values[-1]) if call.masked else holds
 
     def any_running(builder, values):
         return [np.any(running(builder, values))]
 
     def masked_body(builder, values):
         holds = running(builder, values)
-        changed = inline_graph(builder, body, values)
+        changed = inline_graph(builder, body, [*values[:len(body.inputs) - 1], holds])
         return [_chosen(holds, new, old, call) for new, old in zip(changed, values)]
     masked = type(loop)(optimize(_graph_of(avals, any_running)),
                         optimize(_graph_of(avals, masked_body)))
-    return call.bind(*carried, *call.args[count:], loop=masked)
+    return call.bind(*carried, *call.args[count:], *_outer_mask(call), loop=masked)
 
 
 def _batched_loop_values(call, loop, count: int) -> tuple:
@@ -129,7 +150,8 @@ def _same_trips(call, loop, carried: tuple):
     cond = optimize(call.batch_graph(loop.cond, flags, False, all_batched=False)[0])
     args = [_with_batch(call, position) if carried[position] else call.args[position]
             for position in range(count)]
-    results = call.bind(*args, *call.args[count:], loop=type(loop)(cond, body))
+    results = call.bind(*args, *call.args[count:], *_outer_mask(call),
+                        loop=type(loop)(cond, body))
     return _marked(results, carried)
 
 

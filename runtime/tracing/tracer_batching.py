@@ -22,6 +22,7 @@ from ..passes.buffers import unbuffered_attrs
 from ..primitives.batching import BatchedCall, NoBatchingRule, Unbatched
 from .stack_batching import AbstractStackBatch, as_batch, batched_aval, is_stack
 from .tracer import GraphBuilder, Tracer
+from ..user_frames import code_site
 
 
 class BatchingError(NotImplementedError):
@@ -51,7 +52,8 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
             example (the branches of a `cond` must agree); a tuple: the outputs it names
             (True), and those that differ between examples.
         masked: the graph is a loop body or branch that runs for examples that do not take
-            it too (whose results a mask then discards).
+            it too (whose results a mask then discards); the batched graph then takes one
+            input more, the last: that mask (bool[size]), True for the examples that take it.
     Returns:
         (batched graph, for each output whether it carries the batch axis first).
     """
@@ -60,8 +62,10 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
     for var, is_batched in zip(graph.inputs, batched):
         aval = batched_aval(var.aval, size) if is_batched else var.aval
         values[var] = (builder.new_input(aval), is_batched)
+    mask = builder.new_input(AbstractArray((size,), np.dtype(bool), _device(graph))) \
+        if masked else None
     for equation in graph.equations:
-        _batch_equation(equation, values, size, builder, masked)
+        _batch_equation(equation, values, size, builder, mask)
     outputs, outputs_batched = [], []
     wanted = all_batched if isinstance(all_batched, tuple) else (all_batched,) * len(
         graph.outputs)
@@ -78,6 +82,12 @@ def batch_graph(graph: Graph, batched: tuple, size: int,
     return Graph(builder.inputs, builder.equations, outputs), tuple(outputs_batched)
 
 
+def _device(graph: Graph) -> str:
+    """The device of the graph's first array input ("cpu" where it has none)."""
+    return next((var.aval.device for var in graph.inputs
+                 if isinstance(var.aval, AbstractArray)), "cpu")
+
+
 def _value_of(item, values: dict):
     """(what an equation input is in the batched graph, whether it is batched)."""
     if isinstance(item, Literal):
@@ -88,17 +98,19 @@ def _value_of(item, values: dict):
 
 
 def _batch_equation(equation, values: dict, size: int, builder: GraphBuilder,
-                    masked: bool) -> None:
+                    mask) -> None:
     args, batched = zip(*[_value_of(item, values) for item in equation.inputs]) \
         if equation.inputs else ((), ())
     attrs = unbuffered_attrs(equation)  # a subgraph's, optimized: the batch chooses again
-    start = len(builder.equations)
-    _record_batched(equation, args, batched, attrs, values, size, builder, masked)
-    for recorded in builder.equations[start:]:  # made by the line that made the equation
-        recorded.site = equation.site
+    start, here = len(builder.equations), code_site()  # (the site `bind` gives an op here)
+    _record_batched(equation, args, batched, attrs, values, size, builder, mask)
+    for recorded in builder.equations[start:]:  # made by the line that made the equation,
+        if recorded.site == here:  # but a subgraph's inlined ops keep their own lines
+            recorded.site = equation.site
 
 
-def _record_batched(equation, args, batched, attrs, values, size, builder, masked) -> None:
+def _record_batched(equation, args, batched, attrs, values, size, builder, mask) -> None:
+    masked = mask is not None
     if not any(batched):
         results = builder.record(equation.primitive, args, attrs)
         results = results if isinstance(results, tuple) else (results,)
@@ -115,7 +127,7 @@ def _record_batched(equation, args, batched, attrs, values, size, builder, maske
                        lambda graph, flags, inner_masked=True, all_batched=True: batch_graph(
                            graph, flags, size, all_batched=all_batched,
                            masked=masked or inner_masked),
-                       tuple(var.aval for var in equation.outputs), masked)
+                       tuple(var.aval for var in equation.outputs), masked, mask)
     try:
         results = rule(call)
     except NoBatchingRule as error:
