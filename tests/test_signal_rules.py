@@ -48,6 +48,36 @@ def test_convolve_of_a_number_and_a_list():
     check_every_mode(f, np.array([0.7, -1.3]))
 
 
+def list_of_items_convolved(x):
+    return np.sum(np.convolve([x[0], x[1]], x) ** 2) + np.sum(
+        np.correlate(x, [x[2], 2.0, x[0]], "same") ** 3)
+
+
+def test_convolve_and_correlate_of_a_list_of_items_every_mode():
+    # The rules read np.shape of the list, which converted code reads of the array NumPy makes
+    # of it (the traced gradient stacks the items).
+    x = np.array([0.3, -0.7, 1.1])
+    check_every_mode(list_of_items_convolved, x)
+    batch = RNG.standard_normal((4, 3))
+    gradients = autotrace.vmap(autotrace.grad(list_of_items_convolved))(batch)
+    for k, row in enumerate(batch):
+        np.testing.assert_allclose(gradients[k], central_difference(list_of_items_convolved, row),
+                                   rtol=1e-6, atol=1e-8)
+    expected = np.stack([central_difference(
+        lambda y: autotrace.grad(list_of_items_convolved)(y)[i], x) for i in range(3)])
+    np.testing.assert_allclose(autotrace.hessian(list_of_items_convolved)(x), expected,
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(autotrace.function(autotrace.hessian(list_of_items_convolved))(x),
+                               expected, rtol=1e-6, atol=1e-6)
+
+
+def test_traced_shape_of_a_list_of_traced_items():
+    def f(x):
+        return np.zeros(np.shape([[x[0], 1.0], [x[1], x[2]]])) + x[0]
+    np.testing.assert_array_equal(autotrace.function(f)(np.array([2.0, 3.0, 4.0])),
+                                  np.full((2, 2), 2.0))
+
+
 @pytest.mark.parametrize("function", [np.convolve, np.correlate])
 @pytest.mark.parametrize("mode", MODES)
 def test_convolve_and_correlate_vmap_of_grad(function, mode):

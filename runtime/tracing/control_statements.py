@@ -137,6 +137,16 @@ def refuse_outside_write(container, message: str, where: str) -> None:
         raise _error(where, message)
 
 
+def shape(a) -> tuple:
+    """np.shape(a) for converted code: of a traced value, its sizes, those known only when the
+    graph runs read as UnknownSize (runtime/unknown_sizes.py); of a list of traced values, the
+    shape of the array NumPy reads it as (np.shape([x[0], x[1]]) is (2,)), where NumPy's own
+    would convert each traced value to an array."""
+    if isinstance(a, (list, tuple)) and holds_traced(a):
+        a = as_array(a)
+    return with_unknown_sizes(a.aval) if isinstance(a, Tracer) else np.shape(a)
+
+
 def _compare_builtin(builtin, elementwise: str, reduction: str):
     """The builtin max or min for converted code: it compares Python values, which traced ones
     have none of; say which NumPy function does it instead."""
@@ -176,12 +186,10 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
 # (math_functions.py), NumPy's scalar types (scalar_types.py), functions that need a traced
 # value's memory or items (refused_functions.py), builtins that compare Python
 # values, isinstance, type and np.isscalar, which answer for a traced value as for the
-# NumPy value it stands for (type_checks.py), and np.shape, whose sizes known only when the
-# graph runs the user's code reads as UnknownSize (runtime/unknown_sizes.py): converted code
-# calls these instead.
+# NumPy value it stands for (type_checks.py), and np.shape (`shape`): converted code calls
+# these instead.
 NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, np.take: take, **FILLED_ARRAYS,
-                      np.shape: lambda a: with_unknown_sizes(a.aval) if isinstance(a, Tracer)
-                      else np.shape(a),
+                      np.shape: shape,
                       **MATH_FUNCTIONS, **SCALAR_TYPES, **REFUSED_FUNCTIONS,
                       max: _compare_builtin(max, "maximum", "max"),
                       min: _compare_builtin(min, "minimum", "min"),
