@@ -23,6 +23,7 @@ from .primitives import linalg as ops_linalg
 from .primitives import correlations as ops_correlations
 from .primitives import multi_dot as ops_multi_dot
 from .primitives import pad as ops_pad
+from .primitives import polynomials as ops_polynomials
 from .primitives import reduce as ops_reduce
 from .primitives import shape as ops_shape
 from .primitives import trapezoid as ops_trapezoid

@@ -1,7 +1,9 @@
 """Rule-table entries (see tests/rule_table.py) for NumPy's signal and polynomial functions:
 np.convolve and np.correlate in each mode, with the first argument the longer, the shorter
 (np.convolve swaps them, np.correlate reverses its result) and of the same size; np.trapezoid
-with samples alone, a spacing dx, and points x of one dimension and of the samples' own."""
+with samples alone, a spacing dx, and points x of one dimension and of the samples' own;
+np.polyval with rows of coefficients and of broadcast ones, at points and at a number, zero
+among them; np.vander with as many columns as points, more, fewer, in each order."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,5 +36,17 @@ def signal_table(Entry) -> list:
         Entry("trapezoid/x-axis0", np.trapezoid, _normal((4, 3), (4,)), dict(axis=0)),
         Entry("trapezoid/x-same-shape", np.trapezoid, _normal((3, 4), (3, 4)), dict(axis=0)),
         Entry("trapezoid/x-broadcast", np.trapezoid, _normal((4,), (3, 4))),
+        Entry("polyval", np.polyval, _normal((4,), (5,))),
+        Entry("polyval/at-zero", np.polyval, lambda rng: (
+            rng.standard_normal(5), np.concatenate([[0.0], rng.standard_normal(3)]))),
+        Entry("polyval/number", np.polyval, lambda rng: (
+            rng.standard_normal(3), float(rng.standard_normal()))),
+        Entry("polyval/rows", np.polyval, _normal((3, 2), (4, 1))),
+        Entry("polyval/constant", np.polyval, _normal((1,), (3,))),
+        Entry("vander", np.vander, _normal((4,))),
+        Entry("vander/wider", np.vander, lambda rng: (
+            np.concatenate([[0.0], rng.standard_normal(2)]),), dict(N=5)),
+        Entry("vander/increasing", np.vander, _normal((4,)), dict(N=3, increasing=True)),
+        Entry("vander/one-column", np.vander, _normal((3,)), dict(N=1)),
     ]
     return table

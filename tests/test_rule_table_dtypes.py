@@ -57,6 +57,9 @@ WIDENING = {
     "broadcast_arrays": "np.broadcast_arrays makes the Python float a float64 array",
     "diff/prepend-append": "np.diff makes the Python float prepend a float64 array",
     "diff/append": "np.diff makes the Python float append a float64 array",
+    "polyval/number": "np.polyval makes the Python float x a float64 array (np.asanyarray)",
+    **dict.fromkeys(["vander", "vander/wider", "vander/increasing", "vander/one-column"],
+                    "np.vander computes in x's dtype promoted with int: float64 (complex128)"),
 }
 
 # Entries that autotrace.function does not trace (tests/test_backend_agreement.py counts them);

@@ -1,9 +1,11 @@
-"""np.convolve and np.correlate in user functions, in every mode.
+"""np.convolve, np.correlate, np.trapezoid, np.polyval and np.vander in user functions, in every
+mode.
 
 tests/rule_table_signal.py checks their rules by themselves, to second order; here whole
 functions go through grad, value_and_grad, vjp, the traced gradient, forward mode and the
-gradient of a directional derivative (check_every_mode), and through vmap(grad). Traced, each is
-one op that calls NumPy's function: its result is NumPy's to the bit.
+gradient of a directional derivative (check_every_mode), and through vmap(grad), the Hessian
+too for the polynomials. Traced, np.convolve and np.correlate are one op that calls NumPy's
+function, the others NumPy's own steps: their results are NumPy's to the bit.
 """
 import numpy as np
 import pytest
@@ -173,3 +175,117 @@ def test_trapezoid_vmap_of_grad():
 def test_traced_trapezoid_is_numpys_to_the_bit(args, kwargs):
     traced = autotrace.function(lambda *args: np.trapezoid(*args, **kwargs))
     np.testing.assert_array_equal(traced(*args), np.trapezoid(*args, **kwargs))
+
+
+# --- np.polyval and np.vander -----------------------------------------------------------------
+
+COEFFICIENTS = RNG.standard_normal(4)
+AT = np.array([0.0, 0.8, -1.3, 2.1])  # 0 among them: p's gradient there is exact
+
+
+def second_derivatives(f, x):
+    """f's Hessian by central differences of its gradient."""
+    return np.stack([central_difference(lambda y: autotrace.grad(f)(y).flat[i], x)
+                     for i in range(x.size)]).reshape(x.shape + x.shape)
+
+
+def check_hessian(f, x):
+    expected = second_derivatives(f, x)
+    np.testing.assert_allclose(autotrace.hessian(f)(x), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(autotrace.function(autotrace.hessian(f))(x), expected,
+                               rtol=1e-5, atol=1e-6)
+
+
+def polynomial_in_the_coefficients(p):
+    return np.sum(np.sin(np.polyval(p, AT)))
+
+
+def polynomial_in_the_points(x):
+    return np.sum(np.cos(np.polyval(COEFFICIENTS, x)))
+
+
+def polynomial_of_a_list(x):
+    return np.sum(np.polyval([x[0], 2.0, x[1]], x) ** 2)
+
+
+def polynomial_of_rows(p):
+    return np.sum(np.tanh(np.polyval(p, AT[:, None])))
+
+
+@pytest.mark.parametrize("f, x", [
+    (polynomial_in_the_coefficients, COEFFICIENTS), (polynomial_in_the_points, AT),
+    (polynomial_of_a_list, AT), (polynomial_of_rows, RNG.standard_normal((3, 2))),
+    (lambda x: np.polyval(x, x[1]) ** 2, COEFFICIENTS)],
+    ids=["coefficients", "points", "list", "rows", "number"])
+def test_polyval_every_mode(f, x):
+    check_every_mode(f, x)
+    check_hessian(f, x)
+
+
+def test_polyval_vmap_of_grad():
+    def f(p, x):
+        return np.sum(np.sin(np.polyval(p, x)))
+    batch = RNG.standard_normal((3, 4))
+    gradient = autotrace.vmap(autotrace.grad(f, wrt=(0, 1)), in_axes=(0, None))(batch, AT)
+    for k, p in enumerate(batch):
+        np.testing.assert_allclose(gradient[0][k], central_difference(lambda v: f(v, AT), p),
+                                   rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gradient[1][k], central_difference(lambda v: f(p, v), AT),
+                                   rtol=1e-6, atol=1e-8)
+
+
+def test_polyval_gradient_by_hand():
+    # d/dp of p0 x^2 + p1 x + p2 is (x^2, x, 1); d/dx is 2 p0 x + p1.
+    p, x = np.array([1.5, -2.0, 0.5]), 0.0
+    np.testing.assert_array_equal(autotrace.grad(np.polyval, wrt=(0, 1))(p, x)[0],
+                                  [0.0, 0.0, 1.0])
+    assert autotrace.grad(np.polyval, wrt=1)(p, 3.0) == 2 * 1.5 * 3.0 - 2.0
+
+
+@pytest.mark.parametrize("args", [
+    (COEFFICIENTS, AT), (COEFFICIENTS, 1.5), (RNG.standard_normal((3, 2)), AT[:, None]),
+    (COEFFICIENTS.astype(np.float32), AT), (np.array([1, 2, 3]), np.array([1.5, np.inf])),
+    (np.zeros(0), AT), ([1.0, 2.0], AT.astype(np.float32))])
+def test_traced_polyval_is_numpys_to_the_bit(args):
+    with np.errstate(invalid="ignore"):
+        traced, expected = autotrace.function(np.polyval)(*args), np.polyval(*args)
+    assert np.asarray(traced).dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(traced, expected)
+
+
+@pytest.mark.parametrize("kwargs", [{}, dict(N=6), dict(N=2, increasing=True), dict(N=1)])
+def test_vander_every_mode(kwargs):
+    def f(x):
+        return np.sum(np.cos(np.vander(x, **kwargs)))
+    check_every_mode(f, AT)
+    check_hessian(f, AT)
+
+
+def test_vander_of_a_list_every_mode():
+    def f(x):
+        return np.sum(np.vander([x[0], x[1] * 2.0, 0.5], 4) ** 2)
+    check_every_mode(f, AT)
+
+
+def test_vander_vmap_of_grad():
+    def f(x):
+        return np.sum(np.sin(np.vander(x, 5, increasing=True)))
+    batch = RNG.standard_normal((3, 4))
+    gradient = autotrace.vmap(autotrace.grad(f))(batch)
+    for k, x in enumerate(batch):
+        np.testing.assert_allclose(gradient[k], central_difference(f, x), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("x", [AT, AT.astype(np.float32), AT.astype(np.float16), np.arange(4),
+                               np.array([True, False]), AT + 0.5j])
+@pytest.mark.parametrize("kwargs", [{}, dict(N=6), dict(N=0), dict(N=3, increasing=True)])
+def test_traced_vander_is_numpys_to_the_bit(x, kwargs):
+    traced = autotrace.function(lambda x: np.vander(x, **kwargs))(x)
+    expected = np.vander(x, **kwargs)
+    assert traced.dtype == expected.dtype
+    np.testing.assert_array_equal(traced, expected)
+
+
+def test_traced_vander_of_a_matrix_is_numpys_error():
+    with pytest.raises(ValueError, match="x must be a one-dimensional array or sequence"):
+        autotrace.function(np.vander)(np.ones((2, 2)))

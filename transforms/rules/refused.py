@@ -104,7 +104,7 @@ REFUSED = {
     **dict.fromkeys(["apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc",
                      "piecewise"], _PER_ELEMENT),
     **dict.fromkeys(["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
-                     "polyint", "polyval", "polyfit"], _POLYNOMIAL),
+                     "polyint", "polyfit"], _POLYNOMIAL),
     **dict.fromkeys(["asmatrix", "bmat"], _MATRIX),
     "linalg.cond": _CONDITION,
     "angle": "write it as the two-argument arctangent of np.imag(z) and np.real(z), which "
@@ -136,7 +136,6 @@ REFUSED = {
                     "np.fft.fftfreq(n) / d",
     "fft.rfftfreq": "autotrace cannot differentiate it in the sample spacing d: write "
                      "np.fft.rfftfreq(n) / d",
-    "vander": "write x[:, None] ** np.arange(n - 1, -1, -1.0)",
     "row_stack": "a deprecated name of np.vstack: use np.vstack",
     "block": "join the blocks with np.concatenate along each axis",
     "diagflat": "write np.diag(np.ravel(v), k)",

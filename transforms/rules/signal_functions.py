@@ -1,14 +1,20 @@
-"""Rules of NumPy's signal and polynomial functions: np.convolve, np.correlate, np.trapezoid.
+"""Rules of NumPy's signal and polynomial functions: np.convolve, np.correlate, np.trapezoid,
+np.polyval and np.vander.
 
 np.convolve and np.correlate are bilinear, so `bilinear` gives their tangents (one call per
 argument), and their gradients are convolutions again (runtime/derivatives/signals.py says
 which): these rules are closed, to any order. np.correlate conjugates v, so it is not
 holomorphic in a complex v, which reverse mode refuses; its tangent, R-linear, is right.
+np.polyval's and np.vander's slopes are polynomials and powers again, and p's gradient a
+reverse scan (runtime/derivatives/polynomials.py): closed too.
 """
 import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import unbroadcast
+from ...runtime.derivatives.polynomials import (polynomial_exponents, vander_exponents,
+                                                vander_step)
 from ...runtime.derivatives.real_only import refuse_complex
+from ...runtime.derivatives.scans import reverse_scan, shift
 from ...runtime.derivatives.signals import (difference_shape, full_padding, product_shape,
                                             side_padding, width_axis)
 from ...runtime.derivatives.structure import zeros_like
@@ -69,3 +75,39 @@ def trapezoid_tangent(z, y, x=None, dx=1.0, axis=-1):
     d[z] = np.trapezoid(d[y], x, dx, axis) + (
         np.trapezoid(y, dx=d[dx], axis=axis) if x is None
         else np.trapezoid(y, d[x], axis=axis))
+
+
+constant(polynomial_exponents, vander_exponents, vander_step)
+
+
+@adjoint(np.polyval)
+def polyval_rule(y, p, x):
+    # y = sum_k p[k] x^(n-1-k). p[k]'s gradient is g x^(n-1-k): the reverse scan, by x, of the
+    # rows holding g in the last (the padding's first row, dropped, keeps none for no p).
+    g_rows = np.pad(np.expand_dims(d[y], 0), side_padding(np.ndim(d[y]) + 1, 0, len(p), 0))[1:]
+    g_powers = reverse_scan(g_rows, np.broadcast_to(x, np.shape(g_rows)), 0)
+    d[p] = np.moveaxis(unbroadcast(np.moveaxis(g_powers, 0, -1), np.moveaxis(p, 0, -1)), -1, 0)
+    # x's is g times the slope, the polynomial of coefficients p[k] (n-1-k), k < n-1.
+    coefficients = np.asarray(p)
+    d[x] = unbroadcast(d[y] * np.polyval(
+        coefficients[:-1] * polynomial_exponents(coefficients), x), x)
+
+
+@tangent(np.polyval)
+def polyval_tangent(y, p, x):
+    coefficients = np.asarray(p)
+    d[y] = np.polyval(d[p], x) + d[x] * np.polyval(
+        coefficients[:-1] * polynomial_exponents(coefficients), x)
+
+
+@adjoint(np.vander)
+def vander_rule(y, x, N=None, increasing=False):
+    # Column j is x^e[j]: its slope e[j] x^(e[j]-1) is e[j] times the column beside it.
+    d[x] = np.sum(d[y] * shift(y, 1, vander_step(increasing))
+                  * vander_exponents(y, increasing), axis=1)
+
+
+@tangent(np.vander)
+def vander_tangent(y, x, N=None, increasing=False):
+    d[y] = np.expand_dims(d[x], 1) * (shift(y, 1, vander_step(increasing))
+                                      * vander_exponents(y, increasing))
