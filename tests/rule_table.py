@@ -33,6 +33,7 @@ from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
 from autotrace.runtime.derivatives import (complex_parts, exponent_logs, scans,
                                            structural_adjoints, triangles)
+from autotrace.runtime.primitives.diagonal_fill import diagonal_values
 from tests.rule_table_nn import nn_table
 from tests.rule_table_signal import signal_table
 
@@ -658,6 +659,11 @@ TABLE += [
     E("take/flat", np.take, lambda rng: (rng.standard_normal((3, 4)), [[0, 5], [5, 11]])),
     E("take/axis", np.take, lambda rng: (rng.standard_normal((3, 4)), [2, 0, 2]), dict(axis=1)),
     E("take/wrap", np.take, lambda rng: (rng.standard_normal(4), [5, -1]), dict(mode="wrap")),
+    # np.fill_diagonal's values: val repeated to the diagonal's length, or cut to it
+    E("helper:diagonal_values/repeated", diagonal_values, lambda rng: (
+        rng.standard_normal(2), np.zeros((5, 5))), wrt=(0,)),
+    E("helper:diagonal_values/cut", diagonal_values, lambda rng: (
+        rng.standard_normal((2, 3)), np.zeros((7, 3))), dict(wrap=True), wrt=(0,)),
     E("take/clip", np.take, lambda rng: (rng.standard_normal((4, 2)), [7, 0]),
       dict(axis=0, mode="clip")),
     E("take_along_axis/repeats", np.take_along_axis,

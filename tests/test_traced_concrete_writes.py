@@ -13,7 +13,7 @@ import pytest
 
 import autotrace
 from autotrace.runtime.tracing.control_scope import ControlFlowError
-from tests.numeric import assert_gradients_in_both_orders, central_difference
+from tests.numeric import assert_gradients_in_both_orders, central_difference, check_every_mode
 
 W = np.arange(12.0).reshape(3, 4)
 V = np.array([0.5, -1.0, 2.0])
@@ -349,6 +349,19 @@ def test_gradient_through_a_traced_index_of_a_constant():
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(autotrace.grad(autotrace.function(loss))(x), expected,
                                rtol=1e-6, atol=1e-8)
+
+
+def taken_from_a_list_of_items(x):
+    return np.sum(np.take([x[0], x[1], 2.0], [0, 2, 1, 1]) ** 2)
+
+
+def test_np_take_of_a_list_of_traced_items_in_every_mode():
+    # NumPy reads the list as an array, which its items cannot be made into while tracing:
+    # they are stacked first, in the traced function and in the traced gradient (np.take's
+    # adjoint reads the list's shape).
+    check_every_mode(taken_from_a_list_of_items, np.array([0.4, 0.9]))
+    assert autotrace.function(taken_from_a_list_of_items)(np.array([0.4, 0.9])) == \
+        pytest.approx(0.16 + 4.0 + 2 * 0.81)
 
 
 def reads_a_constant_in_a_traced_loop(x, n):

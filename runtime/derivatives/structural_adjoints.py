@@ -384,7 +384,7 @@ def take_at(a, indices, axis=None, mode="raise"):
 def untake(g, a, indices, axis=None, mode="raise"):
     """The adjoint of np.take(a, indices, axis, mode): `g` added back at the taken places."""
     xp = array_module(g)
-    shape = np.shape(a)
+    shape = np.shape(as_array(a))  # (a list holding traced values: of their stack)
     taken_from = (int(np.prod(shape, dtype=np.int64)),) if axis is None else shape
     axis = 0 if axis is None else axis % len(shape)
     length = taken_from[axis]

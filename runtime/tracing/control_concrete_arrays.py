@@ -29,7 +29,7 @@ from .control_aliases import holds_numpy_array
 from ..primitives.memory import OTHER_NAME, held_values, holds_no_arrays, memory_owner
 from .control_loops import TracedRange
 from .control_scope import ControlFlowError
-from ..primitives.index import getitem, holds_traced, indexes_a_view
+from ..primitives.index import as_array, getitem, holds_traced, indexes_a_view
 from ..primitives.registry import is_traced
 from ..user_frames import code_site
 from .views import Memory
@@ -148,7 +148,9 @@ def indexable(value):
 
 def take(a, indices, *args, **kwargs):
     """np.take for converted code: where only `indices` is traced, the tracer takes the call
-    (NumPy asks `a` and `out` alone)."""
+    (NumPy asks `a` and `out` alone); a list of traced values is taken from as the array NumPy
+    reads it as."""
+    a = as_array(a, None)
     if is_traced(indices) and not is_traced(a):
         return type(indices).__array_function__(indices, np.take, (type(indices),),
                                                 (a, indices, *args), kwargs)

@@ -32,6 +32,7 @@ from .control_concrete_arrays import (indexable, refuse_traced_writes,
                                       refuse_unfollowed_write, take, writes_traced)
 from .control_variables import Undefined, _error
 from ..devices import is_gpu_array
+from ..primitives.diagonal_fill import diagonal_index, diagonal_values
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
 from .math_functions import REPLACEMENTS as MATH_FUNCTIONS
 from ..primitives.index import as_array, checked_out, holds_traced, stacked
@@ -178,7 +179,8 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
            "python_test": python_test,
            "SavedValues": SavedValues,
            "checked_out": checked_out, "refuse_outside_write": refuse_outside_write,
-           "indexable": indexable, "refuse_traced_writes": refuse_traced_writes}
+           "indexable": indexable, "refuse_traced_writes": refuse_traced_writes,
+           "diagonal_index": diagonal_index, "diagonal_values": diagonal_values}
 
 # NumPy functions that cannot see traced values in a list or as a fill value or endpoint
 # (filled_arrays.py), np.take, which NumPy does not hand traced indices

@@ -21,6 +21,9 @@ _HINTS = {
     np.require: _NO_LAYOUT,
     np.asarray_chkfinite: "a traced value's items are not known while tracing: use "
                           "np.asarray(x), and test np.all(np.isfinite(x)) where it matters",
+    # (as a statement of its own it is the write into a's diagonal: out_arguments.py)
+    np.fill_diagonal: "it writes into a in place, which autotrace follows where the call is a "
+                      "statement of its own, np.fill_diagonal(a, val), with a a variable",
 }
 
 

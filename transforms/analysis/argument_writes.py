@@ -16,6 +16,7 @@ import numpy as np
 
 from .call_results import NUMBERS_OF_AN_ARRAY, VIEW_FUNCTIONS, numpy_name
 from ..codegen.naming import walk_scope
+from ..front.out_arguments import WRITTEN_AS
 from ..front.parsing import MISSING, resolve
 from ..codegen.codegen import to_source
 from ..errors import TransformError
@@ -295,12 +296,21 @@ def operator_text(node) -> str:
 
 
 def write_text(write) -> str:
-    """`x[0] = ...`, `x += ...` or `xs.append(...)`, for a write into `x`."""
+    """`x[0] = ...`, `x += ...` or `xs.append(...)`, for a write into `x`; the user's call for
+    one written for it (`np.fill_diagonal(x, v)`: front/out_arguments.py)."""
+    written_as = getattr(write, WRITTEN_AS, None)
+    if written_as is not None:
+        return written_as
     if isinstance(write, gast.Call):
         return f"{_text(write.func)}(...)"
     target = write.targets[0] if isinstance(write, gast.Assign) else write.target
     operator = "=" if isinstance(write, gast.Assign) else operator_text(write)
     return f"{_text(target)} {operator} ..."
+
+
+def statement_text(statement) -> str:
+    """`statement` as the user wrote it: its source, or the call it was written for."""
+    return getattr(statement, WRITTEN_AS, None) or _text(statement)
 
 
 def _text(node) -> str:

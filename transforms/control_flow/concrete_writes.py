@@ -18,6 +18,7 @@ from __future__ import annotations
 import gast
 
 from ...runtime.primitives.memory import OTHER_NAME
+from ..analysis.argument_writes import statement_text
 from ..analysis.write_sharing import converted_write, name_in_place, written_name
 from ..codegen.codegen import to_source
 from ..codegen.naming import walk_scope
@@ -53,7 +54,7 @@ def write_keywords(converter, node) -> list:
         keywords = {key: value for key, value in known.items() if key == "unfollowed"}
     if not keywords:
         return []
-    keywords = {"where": converter._where(node, to_source(node).strip()), **keywords}
+    keywords = {"where": converter._where(node, statement_text(node)), **keywords}
     found = [gast.keyword(arg=key, value=gast.Constant(value=value, kind=None))
              for key, value in keywords.items() if value is not None]
     if known.get("holders") and keywords.get("unfollowed"):
@@ -90,7 +91,7 @@ def unfollowed_writes(converter, statement) -> list:
             reason, sharers = _WATCHED.format(name=written, other=OTHER_NAME), known["watched"]
         if reason is None:
             continue
-        found.append((written, f"{converter._where(node, to_source(node).strip())}\n  "
+        found.append((written, f"{converter._where(node, statement_text(node))}\n  "
                                f"{reason}\n  (`{header}` runs on a traced value: autotrace "
                                f"makes it one graph op, in which every write is traced.)",
                       sharers))

@@ -56,7 +56,8 @@ import linecache
 import gast
 
 from ...runtime.derivatives.items import restore_item
-from ..analysis.argument_writes import base_name, operator_text, outside_write_message, write_text
+from ..analysis.argument_writes import (base_name, operator_text, outside_write_message,
+                                        statement_text, write_text)
 from ..codegen.codegen import to_source
 from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
@@ -247,7 +248,7 @@ class ControlFlowConverter:
                     base.id not in self.namespace:
                 continue
             message = outside_write_message(base.id, write_text(node))
-            where = self._where(node, to_source(node).strip())
+            where = self._where(node, statement_text(node))
             call = gast.Call(func=name(helper("refuse_outside_write")),
                              args=[copy.deepcopy(target.value)] + [
                                  gast.Constant(value=text, kind=None)

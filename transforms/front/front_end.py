@@ -28,6 +28,7 @@ from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
 from ...runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
                                           sent_gradients, sent_object_gradient)
 from ...runtime.derivatives.unpacking import apply_unpacked, merged_keywords
+from ...runtime.primitives.diagonal_fill import diagonal_index, diagonal_values
 from ...runtime.primitives.index import checked_out, indexes_a_view
 from ...runtime.primitives.recompute_barrier import recompute_from
 from ...runtime.scopes import gradient_scope
@@ -92,6 +93,7 @@ HELPERS = {
     "argument_snapshot": argument_snapshot,
     "refuse_read_only": refuse_read_only,
     "checked_out": checked_out,
+    "diagonal_index": diagonal_index, "diagonal_values": diagonal_values,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": tangent_ops.tangent_seed, "tangent_like": tangent_ops.tangent_like,
     "refuse_integral_argument": structure.refuse_integral_argument,
@@ -325,8 +327,7 @@ def bind(unit: Unit) -> None:
 
 def out_arguments(unit: Unit) -> None:
     # np.sin(x, out=y): y[...] = checked_out(np.sin(x), y, 'sin'), a write followed as others
-    rewrite_out_arguments(unit.function, unit.parsed.namespace,
-                          unit.context.helper("checked_out"))
+    rewrite_out_arguments(unit.function, unit.parsed.namespace, unit.context.helper)
 
 
 def writes(unit: Unit) -> None:

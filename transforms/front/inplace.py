@@ -8,7 +8,8 @@ nothing would be wrong. So:
   (transforms/front/out_arguments.py); where the call is inside an expression, it is refused;
 - methods that change an array, list or dict in place (`A.sort()`, `A.fill(0)`, ...) and the
   NumPy functions that write into an argument (`np.copyto`, `np.put`, `np.multiply.at`, ...)
-  are refused, saying what to write instead;
+  are refused, saying what to write instead (np.fill_diagonal but as a statement of its own,
+  which out_arguments.py rewrites into the write it is);
 - `np.add.at(A, index, v)` (repeated indices add up) becomes `A = accumulate_item(A, index, v)`;
 - an argument written in place (`x[0] = v`, `xs.append(v)`) is copied first, so that the
   gradient is with respect to its value on entry;
@@ -500,6 +501,12 @@ def _check_writing_function(call, location, namespace, is_statement: bool) -> No
             call, f"autotrace cannot differentiate {_text(call)}, which may write into its "
             f"first argument in place; assign instead: {first} = np.nan_to_num({first})",
             "np.nan_to_num")
+    if function_name == "fill_diagonal" and resolve(func, namespace) is np.fill_diagonal:
+        raise location.error(  # (as a statement of its own: out_arguments.py's write)
+            call, f"autotrace follows np.fill_diagonal(a, val) as a statement of its own, with a "
+            f"a variable, not {_text(call)}; write it so, or assign instead: "
+            f"{WRITING_FUNCTIONS[function_name].format(*_written_and_value(call))}",
+            "np.fill_diagonal")
     if function_name in WRITING_FUNCTIONS and resolve(func, namespace) is getattr(
             np, function_name, None):
         arguments = [_text(a) for a in call.args] + ["..."] * 3
@@ -507,6 +514,11 @@ def _check_writing_function(call, location, namespace, is_statement: bool) -> No
             call, f"autotrace cannot differentiate np.{function_name}(...), which writes into "
             f"its first argument in place; assign instead: "
             f"{WRITING_FUNCTIONS[function_name].format(*arguments)}", f"np.{function_name}")
+
+
+def _written_and_value(call) -> list:
+    """The texts of np.fill_diagonal's a and val in `call` ("..." where not given by position)."""
+    return ([_text(a) for a in call.args] + ["..."] * 2)[:2]
 
 
 def _text(node) -> str:

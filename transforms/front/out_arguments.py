@@ -18,6 +18,14 @@ return, and `out` is a variable (or a one-element tuple of one). Elsewhere the c
 
 An `out` that is None (`np.add(a, b, None)`, `out=(None,)`) means no out, as in NumPy: it is
 left out of the call.
+
+np.fill_diagonal writes into its first argument as out= does, into the items of its diagonal: a
+statement `np.fill_diagonal(a, val, wrap)` with a a variable becomes that write (runtime/
+primitives/diagonal_fill.py), as `a[i, i] = v` is one:
+
+    np.fill_diagonal(a, v)   ->  a[diagonal_index(a, False)] = diagonal_values(v, a, False)
+
+Elsewhere it is refused (inplace.py).
 """
 from __future__ import annotations
 
@@ -72,12 +80,14 @@ def array_method_out(call: gast.Call, namespace: dict):
         keywords=list(call.keywords))
 
 
-def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, checked_out: str) -> None:
+def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper) -> None:
     """Rewrite each call with an `out` that is a statement of its own, or the whole value of an
-    assignment or return, into the write into `out` it is (see the module docstring).
+    assignment or return, into the write into `out` it is, and each statement
+    `np.fill_diagonal(a, ...)` into the write into a's diagonal (see the module docstring).
 
-    checked_out: the name generated code calls runtime.derivatives.items.checked_out by, which
-    raises NumPy's error where the result's dtype does not cast to out's as out= allows."""
+    helper(name): the name generated code calls a runtime helper by: `checked_out`
+    (runtime/primitives/index.py), which raises NumPy's error where the result's dtype does
+    not cast to out's as out= allows, `diagonal_index` and `diagonal_values`."""
     for node in walk(function):
         if isinstance(node, gast.Call):
             _leave_out_none(node, namespace)
@@ -86,14 +96,17 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, checked_o
             statements = getattr(node, field, None)
             if isinstance(statements, list) and statements:
                 setattr(node, field, [rewritten for statement in statements for rewritten
-                                      in _rewrite(statement, namespace, checked_out)])
+                                      in _rewrite(statement, namespace, helper)])
 
 
-def _rewrite(statement, namespace, checked_out: str) -> list:
+def _rewrite(statement, namespace, helper) -> list:
     call = statement.value if isinstance(statement, (gast.Expr, gast.Assign, gast.Return)) \
         else None
     if not isinstance(call, gast.Call):
         return [statement]
+    diagonal = fill_diagonal_arguments(call, namespace)
+    if isinstance(statement, gast.Expr) and diagonal is not None:
+        return [_written_as(_diagonal_write(*diagonal, helper), statement)]
     found = out_argument(call, namespace)
     target = _variable(found[0], by_keyword=not any(
         argument is found[0] for argument in call.args)) if found is not None else None
@@ -101,7 +114,7 @@ def _rewrite(statement, namespace, checked_out: str) -> list:
         return [statement]
     function_name = getattr(resolve(call.func, namespace), "__name__", None) or getattr(
         call.func, "attr", "?")
-    checked = gast.Call(func=_load(checked_out), args=[
+    checked = gast.Call(func=_load(helper("checked_out")), args=[
         found[1], _load(target), gast.Constant(value=function_name, kind=None)], keywords=[])
     write = gast.Assign(targets=[gast.Subscript(
         value=_load(target), slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())],
@@ -111,12 +124,43 @@ def _rewrite(statement, namespace, checked_out: str) -> list:
         rest = copy.copy(statement)
         rest.value = _load(target)
         rewritten.append(rest)
-    for new in rewritten:
-        setattr(new, WRITTEN_AS, to_source(statement).strip().splitlines()[0])
-        for node in walk(new):
-            if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
-                gast.copy_location(node, statement)
-    return rewritten
+    return [_written_as(new, statement) for new in rewritten]
+
+
+def _written_as(new, statement):
+    """`new`, a statement written for the user's `statement`, at its line and quoting it."""
+    setattr(new, WRITTEN_AS, to_source(statement).strip().splitlines()[0])
+    for node in walk(new):
+        if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+            gast.copy_location(node, statement)
+    return new
+
+
+def fill_diagonal_arguments(call: gast.Call, namespace: dict):
+    """(a, val, wrap) of `call` where it calls np.fill_diagonal with a a variable (wrap a
+    constant False where it is not given), else None."""
+    if resolve(call.func, namespace) is not np.fill_diagonal or any(
+            isinstance(argument, gast.Starred) for argument in call.args) or any(
+            keyword.arg is None for keyword in call.keywords):
+        return None
+    given = dict(zip(("a", "val", "wrap"), call.args))
+    for keyword in call.keywords:
+        if keyword.arg in given or keyword.arg not in ("a", "val", "wrap"):
+            return None  # NumPy's TypeError, when it runs
+        given[keyword.arg] = keyword.value
+    if len(call.args) > 3 or not isinstance(given.get("a"), gast.Name) or "val" not in given:
+        return None
+    return given["a"], given["val"], given.get("wrap", gast.Constant(value=False, kind=None))
+
+
+def _diagonal_write(a, val, wrap, helper) -> gast.Assign:
+    """`a[diagonal_index(a, wrap)] = diagonal_values(val, a, wrap)`."""
+    index = gast.Call(func=_load(helper("diagonal_index")),
+                      args=[_load(a.id), copy.deepcopy(wrap)], keywords=[])
+    values = gast.Call(func=_load(helper("diagonal_values")),
+                       args=[val, _load(a.id), wrap], keywords=[])
+    return gast.Assign(targets=[gast.Subscript(value=_load(a.id), slice=index, ctx=gast.Store())],
+                       value=values, type_comment=None)
 
 
 def _leave_out_none(call: gast.Call, namespace: dict) -> None:

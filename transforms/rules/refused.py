@@ -99,8 +99,9 @@ REFUSED = {
                      "trim_zeros"], _BY_VALUE),
     **dict.fromkeys(["nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nanstd",
                      "nanvar", "nancumsum", "nancumprod"], _NAN),
-    **dict.fromkeys(["copyto", "put", "put_along_axis", "place", "putmask",
-                     "fill_diagonal"], _IN_PLACE),
+    **dict.fromkeys(["copyto", "put", "put_along_axis", "place", "putmask"], _IN_PLACE),
+    "fill_diagonal": ("writes into its first argument in place: autotrace follows it as a "
+                      "statement of its own, np.fill_diagonal(a, val), with a a variable"),
     **dict.fromkeys(["apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc",
                      "piecewise"], _PER_ELEMENT),
     **dict.fromkeys(["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",

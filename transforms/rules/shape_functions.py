@@ -20,13 +20,14 @@ from ...runtime.derivatives.structural_adjoints import (memory_order, meshgrid_a
                                                        meshgrid_tangent, pad_tangent_mode)
 from ...runtime.derivatives.real_only import refuse_real_part
 from ...runtime.derivatives.structure import cast_like
+from ...runtime.primitives.diagonal_fill import diagonal_index, diagonal_order, diagonal_values
 from .core import adjoint, constant, d, tangent
 from .declarations import linear
 
 
 # "A" and "K" read the items in the order of a's memory layout: the tangent and the gradient
 # read theirs (laid out anew) in that same order, named.
-constant(memory_order)
+constant(memory_order, diagonal_index, diagonal_order)
 # The modes of np.pad whose tangent is np.pad of the tangent; it refuses the others.
 constant(pad_tangent_mode)
 
@@ -329,6 +330,12 @@ def triu_rule(y, m, k=0):
 @linear(np.take)
 def take_rule(y, a, indices, axis=None, *, mode="raise"):
     d[a] = untake(d[y], a, indices, axis, mode)
+
+
+# np.fill_diagonal's values: np.take of val in "wrap" mode (runtime/primitives/diagonal_fill.py).
+@linear(diagonal_values)
+def diagonal_values_rule(y, val, a, wrap=False):
+    d[val] = untake(d[y], val, diagonal_order(a, wrap), None, "wrap")
 
 
 @linear(np.take_along_axis)
