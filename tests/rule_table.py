@@ -34,6 +34,7 @@ from autotrace.runtime.derivatives import matrix_chains as chains
 from autotrace.runtime.derivatives import (complex_parts, exponent_logs, scans,
                                            structural_adjoints, triangles)
 from autotrace.runtime.primitives.diagonal_fill import diagonal_values
+from autotrace.runtime.primitives.math_special import polygamma
 from tests.rule_table_nn import nn_table
 from tests.rule_table_signal import signal_table
 
@@ -262,8 +263,21 @@ _MATH = [
     (math.atan2, normal(None, None)), (math.hypot, normal(None, None)),
     (math.pow, uniform(0.5, 2.0, None, None)), (math.erf, normal(None)),
     (math.fmod, lambda rng: tuple(float(v) for v in ratio_args(rng, (), ()))),
+    (math.erfc, normal(None)), (math.lgamma, uniform(0.3, 4.0, None)),
+    (math.gamma, uniform(0.3, 4.0, None)),
+    *[(function, make) for function, make in (
+        (getattr(math, "cbrt", None), lambda rng: (float(away_from_zero(rng, ())),)),
+        (getattr(math, "exp2", None), normal(None))) if function is not None],  # (3.11's)
 ]
 TABLE += [E(f"math.{f.__name__}", f, make, note="a float gets a float") for f, make in _MATH]
+TABLE += [  # between the poles 0, -1, -2, ...: gamma changes sign, lgamma is of |gamma|
+    E("math.lgamma/negative", math.lgamma, uniform(-2.9, -2.1, None)),
+    E("math.gamma/negative", math.gamma, uniform(-1.9, -1.1, None)),
+    E("helper:polygamma/digamma", polygamma, lambda rng: (0, rng.uniform(0.3, 12.0, 4)),
+      wrt=(1,)),
+    E("helper:polygamma/negative", polygamma, lambda rng: (2, rng.uniform(-3.9, -3.1, 3)),
+      wrt=(1,)),
+]
 TABLE.append(E("math.copysign", math.copysign, lambda rng: tuple(
     float(v) for v in (away_from_zero(rng, ()), away_from_zero(rng, ()))), wrt=(0,),
     note="y gets no gradient: its sign is a step"))

@@ -230,8 +230,8 @@ class TestWithoutSource:
 
     def test_builtins_that_cannot_be_traced_keep_the_source_error(self):
         import math
-        with pytest.raises(TransformError, match="cannot read the source of 'gamma'"):
-            autotrace.grad(math.gamma)
+        with pytest.raises(TransformError, match="cannot read the source of 'ulp'"):
+            autotrace.grad(math.ulp)
 
     def test_a_builtin_with_a_rule_is_differentiated(self):
         import math

@@ -57,6 +57,8 @@ WIDENING = {
     "broadcast_arrays": "np.broadcast_arrays makes the Python float a float64 array",
     "diff/prepend-append": "np.diff makes the Python float prepend a float64 array",
     "diff/append": "np.diff makes the Python float append a float64 array",
+    **dict.fromkeys(["helper:polygamma/digamma", "helper:polygamma/negative"],
+                    "polygamma sums its series in float64, and gives float32"),
     "polyval/number": "np.polyval makes the Python float x a float64 array (np.asanyarray)",
     **dict.fromkeys(["vander", "vander/wider", "vander/increasing", "vander/one-column"],
                     "np.vander computes in x's dtype promoted with int: float64 (complex128)"),

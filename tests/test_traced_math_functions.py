@@ -55,6 +55,11 @@ def angles(x):
     return math.degrees(x[0]) * math.radians(x[1] * 90.0)
 
 
+def special_functions(x):  # (no NumPy twin: runtime/primitives/math_special.py, special.py)
+    return (math.erf(x[0]) + math.erfc(x[1]) * math.gamma(x[2] + 1.0) + math.lgamma(x[0])
+            + math.gamma(-x[1]) * math.lgamma(-x[2]))
+
+
 def of_a_sum(x):
     s = np.sum(x * x)  # a NumPy scalar, as users write math on
     return math.exp(-s) * math.sqrt(s)
@@ -79,8 +84,8 @@ def a_rounded_number(x):
 
 
 MATH = [trigonometry, inverse_trigonometry, hyperbolic, exponentials, roots_and_signs,
-        powers_and_remainders, angles, of_a_sum, in_a_loop, in_a_traced_branch,
-        a_rounded_number]
+        powers_and_remainders, angles, special_functions, of_a_sum, in_a_loop,
+        in_a_traced_branch, a_rounded_number]
 
 
 @pytest.mark.parametrize("f", MATH, ids=lambda f: f.__name__)
@@ -168,8 +173,8 @@ def checks_nan(x):
     return x[1] * 2.0 if math.isnan(x[0]) else x[1]
 
 
-def error_function(x):
-    return math.erf(x[0])
+def ieee_remainder(x):
+    return math.remainder(x[0], x[1])
 
 
 def hypot_of_three(x):
@@ -198,9 +203,10 @@ REFUSED = [
      "math.isnan gives a Python bool, which a traced value has none of while tracing: write "
      "np.isnan(x), a traced bool (an `if` on it becomes a traced branch)",
      "math.isnan(x[0])"),
-    (error_function, UntraceableError,
-     "autotrace cannot trace math.erf of a traced value: NumPy has no erf; write "
-     "autotrace.nn.erf(x)", "math.erf(x[0])"),
+    (ieee_remainder, UntraceableError,
+     "autotrace cannot trace math.remainder of a traced value: NumPy has no IEEE remainder; "
+     "write x - y * np.round(x / y), which differs where x / y rounds to a half",
+     "math.remainder(x[0], x[1])"),
     (hypot_of_three, UntraceableError,
      "autotrace traces math.hypot of two values (as np.hypot), not of 3: write "
      "math.hypot(math.hypot(a, b), c)", "math.hypot(x[0], x[1], x[2])"),

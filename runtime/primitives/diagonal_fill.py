@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from ..array_api import numpy_dtype
+from ..devices import array_module
 from .index import as_array
 
 _PYTHON_NUMBERS = (bool, int, float, complex)
@@ -50,12 +52,18 @@ def diagonal_order(a, wrap=False) -> np.ndarray:
 
 def diagonal_values(val, a, wrap=False):
     """The values np.fill_diagonal(a, val, wrap) writes at diagonal_index(a, wrap): val
-    flattened, repeated or cut to their number."""
+    flattened, repeated or cut to their number (np.take(val, diagonal_order(a, wrap),
+    mode="wrap"), on val's array module)."""
     val = as_array(val)
     if type(val) in _PYTHON_NUMBERS:
         # NumPy converts a Python number to a's dtype as Python does (float(1j) raises).
-        val = np.asarray(val, dtype=a.dtype)
-    elif np.size(val) == 0:
+        module = array_module(a)
+        val = np.asarray(val, dtype=numpy_dtype(a.dtype))
+        val = val if module is np else module.asarray(val)
+    size = math.prod(np.shape(val))
+    if size == 0:
         raise ValueError("autotrace follows np.fill_diagonal(a, val) where val holds values; "
                          "with none it writes nothing: leave the call out")
-    return np.take(val, diagonal_order(a, wrap), mode="wrap")
+    xp = array_module(val)
+    places = diagonal_order(a, wrap) % size
+    return xp.reshape(val, (-1,))[places if xp is np else xp.asarray(places)]

@@ -150,9 +150,9 @@ ELEMENTWISE_FACTS = {
     "sqrt": dict(libm="sqrt", c=_c("sqrt({0})"), python_float="math.sqrt({0})",
                  llvm_intrinsic="sqrt", propagates_nan=(0,), array_api="sqrt", float_only=True,
                  math=math.sqrt),
-    "cbrt": _libm("cbrt", propagates=True),
+    "cbrt": _libm("cbrt", math_function=getattr(math, "cbrt", None), propagates=True),
     "exp": _libm("exp", "exp", math_function=math.exp),
-    "exp2": _libm("exp2"),
+    "exp2": _libm("exp2", math_function=getattr(math, "exp2", None)),  # (math's: Python 3.11)
     "expm1": _libm("expm1", "expm1", math_function=math.expm1),
     "log": _libm("log", "log", math_function=math.log, propagates=True),
     "log2": _libm("log2", "log2", math_function=math.log2, propagates=True),

@@ -13,8 +13,9 @@ for the Python float math gives, and meets arrays as one does.
 Where math raises instead of answering (math.log(0.0), math.sqrt(-1.0)), the graph gives what
 the twin gives (-inf, nan): a traced value has no value to test while tracing. A math function
 without a twin is refused for a traced argument, saying what to write (math.floor gives an int
-and math.isnan a bool, which a traced value cannot be; NumPy has no erf); on Python numbers
-every one is math's own.
+and math.isnan a bool, which a traced value cannot be); on Python numbers every one is math's
+own. math.erfc, math.gamma and math.lgamma, which NumPy lacks, are ops of their own that call
+math's function on each element (runtime/primitives/math_special.py).
 
 `round(x, ndigits)` of a traced NumPy scalar rounds as NumPy's does, with np.round. What NumPy
 does not answer with a NumPy scalar is refused: `round(x)` gives a Python int, round of a Python
@@ -34,6 +35,7 @@ import numpy as np
 from ..primitives.elementwise import astype
 from ..primitives.index import holds_traced
 from ..primitives.registry import UntraceableError, bind, is_traced, primitives
+from ..primitives.special import erf
 from ..state import StateCell
 from .type_checks import ARRAY, stands_for
 from .weak_scalars import WEAK_DTYPES, make_weak
@@ -57,11 +59,13 @@ def _hypot(*values):
 
 def _twins() -> dict:
     """The math functions that NumPy has a twin of, and the twin, called on float64 numbers:
-    the op whose row of facts names the math function (runtime/primitives/elementwise.py), as
-    a NumPy function where it is one; math.log and math.hypot take more than their twins."""
+    the op whose row of facts names the math function (runtime/primitives/elementwise.py,
+    math_special.py), as a NumPy function where it is one; math.log and math.hypot take more
+    than their twins; math.erf's is autotrace's erf (runtime/primitives/special.py), which
+    agrees with it to a few units in the last place."""
     twins = {primitive.math: getattr(np, name, None) or functools.partial(bind, name)
              for name, primitive in primitives.items() if primitive.math is not None}
-    return {**twins, math.log: _log, math.hypot: _hypot}
+    return {**twins, math.log: _log, math.hypot: _hypot, math.erf: erf}
 
 
 # The math functions that NumPy has a twin of, and the twin (scalar_power for math.pow: C's
@@ -80,11 +84,9 @@ _REFUSALS = {
     "isclose": ("math.isclose gives a Python bool, which a traced value has none of while "
                 "tracing: write np.abs(a - b) <= np.maximum(rel_tol * np.maximum(np.abs(a), "
                 "np.abs(b)), abs_tol), a traced bool"),
-    "erf": _NO_TWIN + "NumPy has no erf; write autotrace.nn.erf(x)",
-    "erfc": _NO_TWIN + "NumPy has no erfc; write 1.0 - autotrace.nn.erf(x)",
-    "cbrt": _NO_TWIN + "write np.cbrt(x)",
-    "exp2": _NO_TWIN + "write np.exp2(x)",
     "nextafter": _NO_TWIN + "write np.nextafter(x, y)",
+    "remainder": _NO_TWIN + "NumPy has no IEEE remainder; write x - y * np.round(x / y), "
+                            "which differs where x / y rounds to a half",
     "ulp": _NO_TWIN + "write np.spacing(np.abs(x))",
     "ldexp": _NO_TWIN + "write x * 2.0 ** i",
     "frexp": _NO_TWIN + "write np.frexp(x)",

@@ -8,7 +8,8 @@ rules pick a subgradient: abs gives 0 at 0; maximum/minimum (and fmax/fmin) spli
 evenly between tied arguments; clip gives the gradient to `a` where it lies inside the bounds,
 bounds included, and to a bound where it binds.
 The math module's functions of floats (math.sin, math.pow, math.atan2, ...) share the rules of
-their NumPy twins.
+their NumPy twins. math.gamma's and math.lgamma's slopes are polygamma functions
+(runtime/primitives/math_special.py), whose own slope is the next one: closed to any order.
 Derivatives compute in the dtype of their values: constants are Python floats (`math.log(2.0)`,
 weak under NumPy 2's promotion; np.log(2.0) is a float64 scalar that would make a float32
 gradient float64), and masks become floats in the result's dtype (`as_weights`).
@@ -24,6 +25,7 @@ from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.exponent_logs import log_of_base  # noqa: F401
 from ...runtime.derivatives.real_only import refuse_complex
+from ...runtime.primitives.math_special import polygamma
 from ...runtime.derivatives.structure import add, zeros_like
 from .core import adjoint, d, other_calls, tangent
 from .declarations import linear, partials
@@ -95,8 +97,13 @@ def sign_tangent(y, x):
 
 # Exponentials, logarithms, powers.
 
+def _python_311(name: str) -> tuple:
+    """math's function `name` where this Python has it (math.cbrt and math.exp2: 3.11)."""
+    return tuple(function for function in (getattr(math, name, None),) if function is not None)
+
+
 partials(np.exp, math.exp, x="d[y] * y")
-partials(np.exp2, x="d[y] * y * math.log(2.0)")
+partials(np.exp2, *_python_311("exp2"), x="d[y] * y * math.log(2.0)")
 partials(np.expm1, math.expm1, x="d[y] * (y + 1.0)")
 partials(np.log, math.log, x="d[y] / x")
 other_calls(math.log, "autotrace differentiates math.log(x), not math.log(x, base): write "
@@ -105,11 +112,17 @@ partials(np.log2, math.log2, x="d[y] / (x * math.log(2.0))")
 partials(np.log10, math.log10, x="d[y] / (x * math.log(10.0))")
 partials(np.log1p, math.log1p, x="d[y] / (x + 1.0)")
 partials(np.sqrt, math.sqrt, x="d[y] * 0.5 / y")
-partials(np.cbrt, x="d[y] / (3.0 * y * y)")
+partials(np.cbrt, *_python_311("cbrt"), x="d[y] / (3.0 * y * y)")
 partials(np.square, x="d[y] * 2.0 * x")
 partials(np.reciprocal, x="-d[y] * y * y")
 partials(np.logaddexp, x1="d[y] * np.exp(x1 - y)", x2="d[y] * np.exp(x2 - y)")
 partials(np.logaddexp2, x1="d[y] * np.exp2(x1 - y)", x2="d[y] * np.exp2(x2 - y)")
+
+# The gamma function and its logarithm (of floats: the math module's), and the polygamma
+# functions, psi_n = the n-th derivative of lgamma' (psi_0 = digamma).
+partials(math.lgamma, x="d[y] * polygamma(0, x)")
+partials(math.gamma, x="d[y] * y * polygamma(0, x)")
+partials(polygamma, n=None, x="d[y] * polygamma(n + 1, x)")
 
 # Trigonometric and hyperbolic functions.
 

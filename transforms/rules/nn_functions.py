@@ -1,5 +1,6 @@
 """Derivative rules of convolution, pooling and erf (runtime/primitives/convolution.py, runtime/primitives/pooling.py,
-runtime/primitives/special.py; math.erf shares erf's), both modes side by side.
+runtime/primitives/special.py; math.erf shares erf's, math.erfc their negation), both modes side
+by side.
 
 conv2d is bilinear; its two backprops are bilinear too, and each one's rule calls the other two
 (the identities in runtime/primitives/convolution.py), so derivatives of any order stay closed. Max pooling
@@ -22,6 +23,7 @@ from .declarations import bilinear, linear, partials
 # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2).
 TWO_OVER_SQRT_PI = 1.1283791670955126
 partials(erf, math.erf, x="d[y] * TWO_OVER_SQRT_PI * np.exp(-x * x)")
+partials(math.erfc, x="-d[y] * TWO_OVER_SQRT_PI * np.exp(-x * x)")
 
 
 @bilinear(conv2d)

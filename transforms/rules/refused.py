@@ -16,6 +16,7 @@ installed NumPy does not have (one added after NumPy 2.0) is left out of the fun
 resolve to (`not_differentiable_functions`, `refused_functions`).
 """
 import functools
+import math
 
 import numpy as np
 
@@ -192,6 +193,16 @@ not_differentiable_functions = _functions(NOT_DIFFERENTIABLE)
 refused_functions = _functions(REFUSED)
 constant(*not_differentiable_functions)
 
+# The math module's functions of floats that have no rules, with what to write.
+refused_functions.update({
+    math.remainder: "its derivative is that of x - y * np.round(x / y): write that",
+    math.ldexp: "write x * 2.0 ** i",
+    math.frexp: REFUSED["frexp"],
+    math.modf: "write x - math.trunc(x) for the fractional part",
+    math.fsum: "write sum(values), or np.sum(np.stack(values))",
+    math.prod: "write np.prod(np.stack(values))",
+})
+
 # Python's builtins that pass values through in ways autotrace does not follow.
 refused_functions.update({
     divmod: REFUSED["divmod"],
@@ -206,7 +217,7 @@ refused_functions.update({
 
 def refused_reason(function) -> str | None:
     """Why autotrace has no derivative rule for `function`, if it is one of NumPy's (or
-    Python's divmod, iter, next, set or frozenset)."""
+    Python's divmod, iter, next, set or frozenset, or one of the math module's)."""
     try:
         return refused_functions.get(function)
     except TypeError:  # an unhashable callable: not NumPy's
