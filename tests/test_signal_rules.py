@@ -205,7 +205,8 @@ def polynomial_in_the_points(x):
 
 
 def polynomial_of_a_list(x):
-    return np.sum(np.polyval([x[0], 2.0, x[1]], x) ** 2)
+    return np.sum(np.polyval([x[0], 2.0, x[1]], x) ** 2) + np.sum(
+        np.polyval(x[1:], [x[2], x[3], 0.5]) ** 2)
 
 
 def polynomial_of_rows(p):
