@@ -288,11 +288,11 @@ def test_attribute_assignment_in_a_called_function_into_a_global():
     assert error.message == (
         "autotrace cannot differentiate SEEN.last = ..., a write into the state of the global "
         "'SEEN': it writes a value that carries gradient, in a function called by the "
-        "differentiated one, which does not differentiate it with respect to 'SEEN', so the "
-        "gradient through what reads it back after the call would be lost; write it in the "
-        "function you differentiate, pass the object to the function that writes it, return "
-        "the value instead, or write autotrace.stop_gradient(value) if its gradient is not "
-        "wanted")
+        "differentiated one, and what reads it back after the call would not carry that "
+        "gradient; write it in the function you differentiate, or in a method of that object "
+        "called through it (SEEN.method(...)), which is differentiated with respect to the "
+        "object, return the value instead, or write autotrace.stop_gradient(value) if its "
+        "gradient is not wanted")
     assert_points_at(error, remember, "SEEN.last =", "write into an object's state")
 
 

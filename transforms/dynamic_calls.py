@@ -41,7 +41,7 @@ from .derivative_record import derivative_record
 from .codegen.naming import seed_keyword
 from .session import Session
 from .traced_calls import cache_of, refuse_holding_traced, traced_call, traced_derivative
-from .wrt import WithRespectTo
+from .wrt import SELF, WithRespectTo
 from .rules.core import adjoint, adjoint_rules, d, tangent
 from .rule_evaluation import rule_jvp, rule_vjp
 from .codegen.codegen import load_function
@@ -151,11 +151,6 @@ def unbind_method(func, args, wrt: WithRespectTo):
     return func, tuple(args), wrt
 
 
-# In `wrt` of vjp_call and jvp_call, first: the gradient (tangent) of the object whose method
-# the call runs (an object the function built, whose attributes carry gradient) is wanted too.
-SELF = "<self>"
-
-
 def _asks_for_self(func, wrt) -> tuple:
     """(whether `wrt` asks for the gradient of the called object, whether it has one, wrt
     without it, a WithRespectTo). `wrt` is the tuple of positions and keywords generated code
@@ -165,7 +160,7 @@ def _asks_for_self(func, wrt) -> tuple:
     wrt = WithRespectTo.of(wrt)
     if wrt.items[:1] != (SELF,):
         return False, False, wrt
-    wrt = WithRespectTo(wrt.items[1:])
+    wrt = wrt.without_first()
     bound_self = _bound_self(func)
     if bound_self is not None and inspect.ismethod(func) and (func.__module__ or "").startswith(
             "autotrace.") and classify_value_safely(func.__func__) == "rule":
@@ -392,7 +387,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
                   or _object_with_gradient(v))
     taking = _takes_object_gradient(derivative, after if with_self else None)
     grads = vjp_call(derivative, args, {**kwargs, **taking, seed: dy}, tuple(gradient),
-                     numeric + named + tuple(taking) + (seed,))
+                     _of_derivative(wrt, numeric + named + tuple(taking) + (seed,)))
     by_position = dict(zip(numeric, grads[:len(numeric)]))
     by_keyword = dict(zip(named, grads[len(numeric):len(numeric) + len(named)]))
     if taking:
@@ -401,6 +396,12 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
     return (tuple(by_position.get(i) for i in range(first, len(args))), grads[-1],
             {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None,
             after_gradient)
+
+
+def _of_derivative(wrt: WithRespectTo, items: tuple) -> WithRespectTo:
+    """The wrt of a derivative of a call's derivative made with respect to `wrt`: `items`,
+    its parameters, the objects the call leaves unread kept so (they are its first ones)."""
+    return WithRespectTo(items, unread=wrt.unread)
 
 
 def _has_tangent(tangents, index: int) -> bool:
@@ -492,7 +493,7 @@ def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywo
     second = (tuple(arguments_tangent[i] for i in numeric)
               + tuple(keywords_tangent[k] for k in named) + (tuple(tangents_tangent),))
     return jvp_call(derivative, args, {**kwargs, seed: tuple(tangents)}, second,
-                    numeric + named + (seed,))[1]
+                    _of_derivative(wrt, numeric + named + (seed,)))[1]
 
 
 @tangent(jvp_call)
@@ -517,7 +518,7 @@ def jvp_call_transpose(func, args, kwargs, tangents, wrt, gradient):
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
                   or _object_with_gradient(v))
     grads = vjp_call(derivative, args, {**kwargs, seed: tuple(tangents)}, gradient,
-                     numeric + named + (seed,))
+                     _of_derivative(wrt, numeric + named + (seed,)))
     by_position = dict(zip(numeric, grads[:len(numeric)]))
     by_keyword = dict(zip(named, grads[len(numeric):len(numeric) + len(named)]))
     tangents_gradient = tuple(grads[-1])
@@ -565,7 +566,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
                 + tuple(keywords_tangent[k] for k in named)
                 + tuple(after_tangent for _ in taking) + (dy_tangent,))
     out = jvp_call(derivative, args, {**kwargs, **taking, seed: dy}, tangents,
-                   numeric + named + tuple(taking) + (seed,))[1]
+                   _of_derivative(wrt, numeric + named + tuple(taking) + (seed,)))[1]
     if with_self and after is not None and not taking:  # added to the object's gradient
         out = (structure.add(after_tangent, out[0]),) + tuple(out[1:])
     return out

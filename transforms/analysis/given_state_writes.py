@@ -257,7 +257,8 @@ def refuse_written_gradients(body: list, location: Location, written: dict, vari
 
 def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
                         local_names: set, namespace: dict, namer, location: Location,
-                        helper, outermost: bool, written: dict) -> set:
+                        helper, outermost: bool, written: dict,
+                        unread_names: tuple = ()) -> set:
     """Make each write into the state of an object that carries gradient (its root in
     `active`, or differentiated: in `wrt_names`), or of a value that does (one of `varied`),
     rebind its root: `self = write_state(self, ...)` (see runtime/derivatives/state_writes.py),
@@ -270,7 +271,10 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
     object that the caller of this function does not differentiate it with respect to (a
     global, or a parameter left out of `wrt_names`) is refused: that caller would not see the
     gradient through what it reads back. Return the roots rebound (activity then changes, and
-    they are active). written: {where: the statement's text} (`rewrite_state_writes`)."""
+    they are active). written: {where: the statement's text} (`rewrite_state_writes`).
+    unread_names: parameters whose caller reads nothing back of their state after the call
+    (transforms/wrt.py `unread`): a write into one is followed here, as in the outermost
+    function, and not refused."""
     roots = active | set(wrt_names)
 
     def carries(value) -> bool:
@@ -283,10 +287,11 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
         return set()
     for write in writes:
         root = write.value.args[0].id
-        if not outermost and root not in wrt_names and carries(write.value.args[3]):
-            raise location.error(write, _UNSEEN_BY_CALLER.format(
-                text=written.get(write.value.args[5].value, "this write"), root=root,
-                what="the global" if root not in local_names else "the argument"),
+        if not outermost and root not in wrt_names and root not in unread_names and \
+                carries(write.value.args[3]):
+            what = "the global" if root not in local_names else "the argument"
+            raise location.error(write, _UNSEEN_BY_CALLER[what].format(
+                text=written.get(write.value.args[5].value, "this write"), root=root),
                 "write into an object's state")
     globals_written = {w.value.args[0].id for w in writes} - local_names
     renames = {root: namer.fresh(root) for root in sorted(globals_written)}
@@ -302,7 +307,7 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
             if not carries(call.args[3]):
                 call.keywords.append(gast.keyword(arg="carries_gradient",
                                                   value=_constant(False)))
-            if not outermost:
+            if not outermost and call.args[0].id not in unread_names:
                 call.keywords.append(gast.keyword(arg="in_callee", value=_constant(True)))
             block[index] = gast.copy_location(gast.Assign(
                 targets=[gast.Name(id=call.args[0].id, ctx=gast.Store(), annotation=None,
@@ -318,13 +323,25 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
     return {write.value.args[0].id for write in writes}
 
 
-_UNSEEN_BY_CALLER = (
-    "autotrace cannot differentiate {text}, a write into the state of {what} {root!r}: it "
-    "writes a value that carries gradient, in a function called by the differentiated one, "
-    "which does not differentiate it with respect to {root!r}, so the gradient through what "
-    "reads it back after the call would be lost; write it in the function you differentiate, "
-    "pass the object to the function that writes it, return the value instead, or write "
-    "autotrace.stop_gradient(value) if its gradient is not wanted")
+_UNSEEN_BY_CALLER = {
+    "the global": (
+        "autotrace cannot differentiate {text}, a write into the state of the global {root!r}: "
+        "it writes a value that carries gradient, in a function called by the differentiated "
+        "one, and what reads it back after the call would not carry that gradient; write it in "
+        "the function you differentiate, or in a method of that object called through it "
+        "({root}.method(...)), which is differentiated with respect to the object, return the "
+        "value instead, or write autotrace.stop_gradient(value) if its gradient is not wanted"),
+    "the argument": (
+        "autotrace cannot differentiate {text}, a write into the state of the argument "
+        "{root!r}: it writes a value that carries gradient, in a function called by the "
+        "differentiated one, which does not differentiate it with respect to {root!r}, and "
+        "what may read that object after the call (its caller reads it again, in a later call "
+        "or iteration too, keeps it, or has it from a global or from an argument of its own "
+        "that is read after) would not carry that gradient; read nothing of the object after "
+        "the call, return the value instead and assign it where it is read, differentiate with "
+        "respect to the object too (a dataclass argument of the function you differentiate), "
+        "or write autotrace.stop_gradient(value) if its gradient is not wanted"),
+}
 
 
 def _refuse_global_reads(body: list, renames: dict, namespace: dict, location: Location,
@@ -378,13 +395,15 @@ def calls_changing_state(namespace: dict, body: list = ()):
     def changes(call) -> tuple:
         if id(call) not in found:
             found[id(call)] = None
-            owner = call.func.value if isinstance(call.func, gast.Attribute) else None
+            # (`layer(x)`, the object called: its class's __call__)
+            owner = call.func.value if isinstance(call.func, gast.Attribute) else call.func
             if isinstance(owner, gast.Name) and (call.args or call.keywords):
                 func = call.func
                 if owner.id in aliases:
-                    func = gast.Attribute(value=gast.Name(
-                        id=aliases[owner.id], ctx=gast.Load(), annotation=None,
-                        type_comment=None), attr=func.attr, ctx=gast.Load())
+                    func = gast.Name(id=aliases[owner.id], ctx=gast.Load(), annotation=None,
+                                     type_comment=None)
+                    if isinstance(call.func, gast.Attribute):
+                        func = gast.Attribute(value=func, attr=call.func.attr, ctx=gast.Load())
                 function, bound = method_of_known_object(func, namespace)
                 if function is not None:
                     parameters = parameter_names(parse_function(function).node)
@@ -394,4 +413,18 @@ def calls_changing_state(namespace: dict, body: list = ()):
         owner = found[id(call)]
         return (owner.id,) if owner is not None else ()
     return changes
+
+
+def call_changing_objects_by_method(body: list, changes) -> None:
+    """Write each call `layer(x)` of an object found before running whose `__call__` writes
+    into its state (`changes`, of `calls_changing_state`) as the call of that method,
+    `layer.__call__(x)`, as `layer.forward(x)` is written: the method is then differentiated
+    with respect to its object, whose state it changes (a class body's `__call__ = forward`
+    makes the two calls one)."""
+    for statement in body:
+        for node in walk_scope(statement):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                    changes(node):
+                node.func = gast.copy_location(gast.Attribute(
+                    value=node.func, attr="__call__", ctx=gast.Load()), node.func)
 

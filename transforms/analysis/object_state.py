@@ -137,13 +137,19 @@ def _function_called(callee):
 
 def method_of_known_object(func, namespace: dict) -> tuple:
     """(the Python function, the object) of a callee `obj.method` whose object autotrace
-    finds before running (a global or closure variable: `layer.forward`), or (None, None)."""
-    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)):
+    finds before running (a global or closure variable: `layer.forward`), or of a callee
+    `obj` found so whose class has `__call__` (`layer(x)`: that method), or (None, None)."""
+    if isinstance(func, gast.Name):
+        owner, attribute = func, "__call__"
+    elif isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name):
+        owner, attribute = func.value, func.attr
+    else:
         return None, None
-    bound = resolve(func.value, namespace)
-    if bound is MISSING or isinstance(bound, type) or inspect.ismodule(bound):
+    bound = resolve(owner, namespace)
+    if bound is MISSING or isinstance(bound, type) or inspect.ismodule(bound) or \
+            inspect.isroutine(bound):
         return None, None
-    method = inspect.getattr_static(type(bound), func.attr, None)
+    method = inspect.getattr_static(type(bound), attribute, None)
     if not inspect.isfunction(method) or _function_called(method)[0] is None:
         return None, None
     return method, bound

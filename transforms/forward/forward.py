@@ -24,7 +24,6 @@ from ..analysis.calls import (UNARY_OPERATORS, binary_operator, classify, descri
 from ..codegen.codegen import to_source
 from ..codegen.nodes import copy_tree
 from ..front.custom_gradients import check_call, custom_functions, kind_of
-from ..dynamic_calls import SELF
 from ..errors import TransformError
 from ..front.line_map import mark, mark_unmarked
 from ..analysis.object_state import may_change_its_object
@@ -214,6 +213,17 @@ class ForwardMode(DerivativeMode):
         return func.id if classify(call.func, self.context.namespace).kind == "dynamic" \
             else None
 
+    def callee_tangent(self, func, owner: str):
+        """The tangent of the object a call of `func` runs a method of, `owner`'s for
+        `owner(x)`; for `owner.f(x)`, found when it runs: `owner`'s where `f` is a method of
+        it, that of `owner.f` where it is an object held there (a layer in a field)."""
+        if not isinstance(func, gast.Attribute):
+            return self.tangent_of(name(owner))
+        return replace_expression(
+            "callee_tangent(tangent, attribute, owner)",
+            callee_tangent=self.helper("callee_tangent"), tangent=self.tangent_of(name(owner)),
+            attribute=gast.Constant(value=func.attr, kind=None), owner=owner)
+
     # ---- the tangent of one operation -------------------------------------------------------
 
     def assign_tangent(self, primal: str, value) -> list:
@@ -396,13 +406,13 @@ class ForwardMode(DerivativeMode):
         positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
         keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
         owner = self.active_callee(call) if resolved.kind == "dynamic" else None
-        wrt = ((SELF,) if owner else ()) + tuple(positions) + tuple(keywords)
+        wrt = self.wrt_of_call(call, tuple(positions) + tuple(keywords), owner)
         # The object's tangent, which the method's writes into its state change in place
         # (runtime/derivatives/state_writes.py `state_tangent`): one the caller holds.
         ensured = [] if owner is None else replace(
             "tangent = object_tangent(tangent, value)", tangent=self.tangent(owner),
             object_tangent=self.helper("object_tangent"), value=owner)
-        tangents = gast.Tuple(elts=([self.tangent_of(name(owner))] if owner else [])
+        tangents = gast.Tuple(elts=([self.callee_tangent(call.func, owner)] if owner else [])
                               + [self.tangent_of(call.args[i]) for i in positions]
                               + [self.tangent_of(k.value) for k in call.keywords
                                  if k.arg in keywords], ctx=gast.Load())

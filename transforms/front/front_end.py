@@ -27,6 +27,8 @@ from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
 from ...runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
                                           sent_gradients, sent_object_gradient)
+from ...runtime.derivatives.called_objects import (callee_gradient, callee_tangent,
+                                                   with_callee_gradient)
 from ...runtime.derivatives.unpacking import apply_unpacked, merged_keywords
 from ...runtime.primitives.diagonal_fill import diagonal_index, diagonal_values
 from ...runtime.primitives.index import checked_out, indexes_a_view
@@ -65,8 +67,9 @@ from .partials import check_partials, partial_caller
 from .segments import bind_checkpointed_calls, segment_loops
 from ..session import Session
 from ..analysis.state_aliases import method_may_write, refuse_stale_aliases
-from ..analysis.given_state_writes import (calls_changing_state, refuse_written_gradients,
-                           rewrite_state_writes, settle_state_writes)
+from ..analysis.given_state_writes import (call_changing_objects_by_method, calls_changing_state,
+                                           refuse_written_gradients, rewrite_state_writes,
+                                           settle_state_writes)
 from ..codegen.templates import name
 from .varargs import calls_written_out, specialize_calls, spell_out_starred
 from ..wrt import WithRespectTo
@@ -82,6 +85,8 @@ HELPERS = {
     "accumulate_item": items.accumulate_item,
     "accumulate_attribute": items.accumulate_attribute,
     "attribute_tangent": items.attribute_tangent,
+    "callee_tangent": callee_tangent, "callee_gradient": callee_gradient,
+    "with_callee_gradient": with_callee_gradient,
     "item_gradient": items.item_gradient, "clear_item": items.clear_item,
     "read_item": items.read_item, "restore_item": items.restore_item,
     "note_kept": items.note_kept,
@@ -251,6 +256,13 @@ class Unit:
     source: str = None  # the generated function's, as printed and loaded
     generated: object = None  # the loaded function
 
+    @property
+    def unread_parameters(self) -> set:
+        """The parameters whose caller reads nothing back of their state after the call
+        (transforms/analysis/unread_objects.py): each of the outermost function's."""
+        return set(self.parameters) if self.outermost else set(
+            self.with_respect_to.unread_names)
+
 
 def parse(unit: Unit) -> None:
     """Read func's source (a custom gradient's: a call of it; a partial's: its function with
@@ -416,12 +428,13 @@ def activity(unit: Unit) -> None:
         reads_state = _may_read_state(namespace)
     is_constant = _is_constant_call(namespace, session.implicit)
     changes = calls_changing_state(namespace, body)
+    call_changing_objects_by_method(body + returned, changes)
     active = active_names(body + returned, seeds, is_constant, reads_state, changes)
     rebound = settle_state_writes(body, active, varied_names(body + returned, seeds,
                                                              is_constant, None, changes),
                                   wrt_names, local_names, namespace, namer, location,
                                   unit.context.helper, unit.outermost,
-                                  unit.state_written)
+                                  unit.state_written, unit.with_respect_to.unread_names)
     if rebound:  # objects whose state a write changed: they carry gradient from there
         local_names = set(parameters) | {n.id for s in body for n in nodes_of(s)
                                          if isinstance(n, gast.Name)

@@ -16,7 +16,6 @@ from ..analysis.calls import classify, describe, tangent_rule_only
 from ..codegen.codegen import to_source
 from ..front.custom_gradients import (check_call, custom_functions, kind_of,
                                       transposed_tangents)
-from ..dynamic_calls import SELF
 from ..errors import TransformError
 from ..analysis.calls import FieldsOf
 from ..analysis.object_state import may_change_its_object
@@ -244,7 +243,7 @@ class CallAdjoints:
         active_positions = [i for i, a in enumerate(call.args) if self.is_active(a)]
         active_keywords = [k.arg for k in call.keywords if self.is_active(k.value)]
         owner = self.active_callee(call.func) if resolved.kind == "dynamic" else None
-        wrt = ((SELF,) if owner else ()) + tuple(active_positions) + tuple(active_keywords)
+        wrt = self.wrt_of_call(call, tuple(active_positions) + tuple(active_keywords), owner)
         return active_positions, active_keywords, owner, wrt
 
     def call_adjoint(self, primal, call, gradient, state, node) -> list:
@@ -270,7 +269,7 @@ class CallAdjoints:
         # A method may take the gradient of its object after the call (what its caller reads
         # back of what it writes): the gradients returned then include it.
         taken = owner is not None
-        after = self.gradient(owner) if owner in state else "None"
+        after = self.callee_gradient(call.func, owner, state) if taken else "None"
         if taken and split is not None:
             out = replace("results = adjoint_sweep(adjoint, gradient, after, with_object=True)",
                           results=results, adjoint_sweep=self.helper("adjoint_sweep"),
@@ -322,11 +321,36 @@ class CallAdjoints:
             item = replace_expression("results[i]", results=results,
                                       i=gast.Constant(value=position, kind=None))
             if taken and position == 0:  # the object's whole gradient, before the call
-                state.add(owner)
-                out += replace("gradient = item", gradient=self.gradient(owner), item=item)
+                out += self.owner_gradient(call.func, owner, item, state)
                 continue
             out += self.accumulate(argument.id, item, state)
         return out
+
+    def callee_gradient(self, func, owner: str, state: set):
+        """The gradient, after the call, of the object a call of `func` runs a method of:
+        `owner`'s for `owner(x)`; for `owner.f(x)`, found when it runs (see
+        runtime/derivatives/called_objects.py). None where `owner` has none."""
+        if owner not in state:
+            return "None"
+        if not isinstance(func, gast.Attribute):
+            return self.gradient(owner)
+        return replace_expression(
+            "callee_gradient(gradient, attribute, owner)",
+            callee_gradient=self.helper("callee_gradient"), gradient=self.gradient(owner),
+            attribute=gast.Constant(value=func.attr, kind=None), owner=owner)
+
+    def owner_gradient(self, func, owner: str, called, state: set) -> list:
+        """`owner`'s gradient before a call of `func`, given `called`, the gradient the call
+        gives back of the object it ran a method of (`callee_gradient`'s, before the call)."""
+        before = "None" if owner not in state else self.gradient(owner)
+        state.add(owner)
+        if not isinstance(func, gast.Attribute):
+            return replace("gradient = called", gradient=self.gradient(owner), called=called)
+        return replace("gradient = with_callee_gradient(before, attribute, owner, called)",
+                       gradient=self.gradient(owner),
+                       with_callee_gradient=self.helper("with_callee_gradient"),
+                       before=before, attribute=gast.Constant(value=func.attr, kind=None),
+                       owner=owner, called=called)
 
     def recomputed_inputs(self, arguments: list, keywords: list, gradient) -> tuple:
         """The inputs of a checkpointed call's recomputation, each `recompute_from(x, dy)`:

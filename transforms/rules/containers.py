@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np  # noqa: F401  (named in partials' expressions)
 
 from ...runtime.derivatives.adjoint_ops import unbroadcast  # noqa: F401 (named in partials)
+from ...runtime.derivatives.called_objects import (callee_gradient, callee_tangent,
+                                                   with_callee_gradient)
 from ...runtime.derivatives.built_objects import (build_object, field_gradients, object_gradient,
                                                   replaced_dataclass_fields,
                                                   replaced_namedtuple_fields)
@@ -454,6 +456,24 @@ def _super(y, cls, instance):
 @linear(attribute_tangent)
 def _attribute_tangent(y, tangent, attribute, owner):
     d[tangent] = attribute_gradient(owner, attribute, d[y])
+
+
+# The object a call `owner.attribute(...)` runs a method of (runtime/derivatives/called_objects.py):
+# reading its gradient out of the owner's, and putting it back, are linear.
+@linear(callee_tangent)
+def _callee_tangent(y, tangent, attribute, owner):
+    d[tangent] = with_callee_gradient(None, attribute, owner, d[y])
+
+
+@linear(callee_gradient)
+def _callee_gradient(y, gradient, attribute, owner):
+    d[gradient] = with_callee_gradient(None, attribute, owner, d[y])
+
+
+@linear(with_callee_gradient)
+def _with_callee_gradient(y, gradient, attribute, owner, called):
+    d[gradient] = with_callee_gradient(d[y], attribute, owner, None)
+    d[called] = callee_gradient(d[y], attribute, owner)
 
 
 # The helpers of runtime/derivatives/tangent_ops.py that these rules call: each is linear in its
