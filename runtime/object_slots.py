@@ -293,27 +293,30 @@ class _Trace:
     def finish(self, failed: bool = False) -> None:
         """Make the written slots graph outputs (unless the trace `failed`), warn of changed
         Python numbers, refuse what a graph cannot keep; then put back what the slots held."""
-        written, traced = [], []
+        written, traced, replaced = [], [], []
         try:
             after = walk(self.roots)
             traced = [slot for slot in after if self._holds_traced(slot.value)]
+            replaced = [slot for slot in after if self._replaced(slot)]
             for slot in traced:
                 if self._written(slot):
                     self.slots.known.add(slot.path)
                     written.append(slot)
+            for slot in replaced:
+                self.slots.known.add(slot.path)
             if failed:
                 return
             for slot in traced:
                 self._refuse(slot)
             for slot in after:
-                if isinstance(slot.value, NUMBERS):
+                if isinstance(slot.value, NUMBERS) and not is_state_array(slot.value):
                     self._compare(slot)
-            for slot in written:
+            for slot in written + replaced:
                 known = self.inputs.get(slot.place)
                 cell = known[1] if known else SlotCell(slot.root, slot.path[1:], slot.label)
                 self.scope.write(cell, slot.value)
         finally:
-            self._restore(traced)
+            self._restore(traced + replaced)
 
     def _holds_traced(self, value) -> bool:
         """Whether `value` is, or is a tuple holding, a value of this trace or its branches
@@ -333,6 +336,15 @@ class _Trace:
         known = self.inputs.get(slot.place)
         return known is None or known[2] is not slot.value or \
             slot.value.graph_var is not known[3]
+
+    def _replaced(self, slot) -> bool:
+        """Whether the trace replaced the array a slot held with another NumPy array or scalar
+        (`self.count = self.count + 1`, computed from state alone, at once): a write as a
+        traced value's is, which the graph makes on every call (a constant on this trace,
+        which read the slot as it was; the next reads the slot as a graph input)."""
+        held = self.held.get(slot.place)
+        return held is not None and held.value is not slot.value and \
+            is_state_array(held.value) and is_state_array(slot.value)
 
     def _refuse(self, slot) -> None:
         """Refuse a slot holding this trace's values where the graph cannot keep them."""
