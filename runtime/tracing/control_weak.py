@@ -44,8 +44,8 @@ import numpy as np
 
 from .control import ControlFlowError, _aval, _numbers_to_arrays, _trace_subgraph
 from .tracer import Tracer, is_array
-from .weak_scalars import (WEAK_NUMBERS, either_of, either_value, exact_of, holding_dtype,
-                           is_weak, kind_of, same_kind as _same_kind, is_kind as _is_kind)
+from .weak_scalars import (WEAK_NUMBERS, Kinds, either_of, either_value, exact_of,
+                           holding_dtype, is_weak, kind_of, kinds_of, make_kinds, same_kind as _same_kind, is_kind as _is_kind)
 
 
 
@@ -57,7 +57,7 @@ def either_join(results: dict, where: str):
     pair after the `if`: the either-value, weak_scalars.make_either). `results`: side -> the
     branch's value. None where the two are something else, or one kind."""
     paths = {side: _paths(value) for side, value in results.items()}
-    if None in paths.values() or not any(isinstance(kind, type) or either_of(value) is not None
+    if None in paths.values() or not any(isinstance(kind, type) or kinds_of(value) is not None
                                          for (side, value) in results.items()
                                          for kind in paths[side][:2]):
         return None
@@ -72,8 +72,12 @@ def either_join(results: dict, where: str):
     scalar = next(kind for kind in kinds if not isinstance(kind, type))
     if all(_holds(scalar, value) for value in results.values()):
         # (`total = 0.0` and a float32: 0.0 is one too: the scalar's dtype holds both paths,
-        # as _weak_join gives them, and keeps a float32 program in float32)
-        return None
+        # as _weak_join gives them, and keeps a float32 program in float32; what it is on
+        # each path is kept for isinstance and type, weak_scalars.Kinds)
+        def cast(value):
+            return as_dtype(value, scalar), _is_kind(_paths(value), first)
+        return ({side: cast for side in results},
+                lambda pair: make_kinds(pair[0], Kinds(*kinds, pair[1], where)))
 
     def fix(value):  # (in the branch's trace: its flag is of that trace)
         return as_dtype(exact_of(value), holding), _is_kind(_paths(value), first)
@@ -88,7 +92,7 @@ def _paths(value):
         return type(value), type(value), True
     if not is_array(value) or _aval(value).shape != ():
         return None
-    either = either_of(value)
+    either = kinds_of(value)
     return either[:3] if either is not None else (kind_of(value), kind_of(value), True)
 
 

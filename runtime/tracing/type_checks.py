@@ -45,7 +45,7 @@ from ..devices import cupy_module
 from ..graph import Var
 from ..primitives.registry import UntraceableError, is_traced
 from ..primitives.shape import RESHAPE
-from .weak_scalars import WEAK_DTYPES, either_of
+from .weak_scalars import WEAK_DTYPES, kinds_of
 
 SCALAR, ARRAY = "a NumPy scalar", "a 0-d array"  # what a 0-d traced value stands for
 # ... or, by a traced condition, one or the other (control_aliases.py note_zero_d_kind)
@@ -344,7 +344,7 @@ def _examples(obj) -> list | None:
     dtype = obj.dtype
     if obj._weak and dtype in WEAK_DTYPES:  # a Python number (weak_scalars.py)
         return [WEAK_DTYPES[dtype](0)]
-    if either_of(obj) is not None:  # one kind or the other, by a traced condition
+    if kinds_of(obj) is not None:  # one kind or the other, by a traced condition
         return [kind(0) if isinstance(kind, type) else kind.type(0) for kind in obj._either[:2]]
     if obj.device != "cpu":  # CuPy has no scalars: every value is a cupy.ndarray
         cupy = cupy_module()
@@ -366,6 +366,15 @@ def _is_instance(example, classinfo) -> bool:
 
 
 def _ambiguous(tracer, call: str) -> UntraceableError:
+    kinds = kinds_of(tracer)
+    if kinds is not None:
+        first, second = (f"a Python {kind.__name__}" if isinstance(kind, type)
+                         else f"a NumPy {kind} scalar" for kind in kinds[:2])
+        return UntraceableError(
+            f"autotrace cannot trace {call} of this value: a traced condition leaves it "
+            f"{first} on one path and {second} on the other ({kinds.where.strip()}), and "
+            f"{call} answers differently for the two. Give it one type on every path "
+            f"(np.{_scalar_name(kinds)}(...) of the Python number), or test its value")
     dtype = tracer.dtype
     return UntraceableError(
         f"autotrace cannot trace {call} of this 0-d {dtype} value: it may stand for a NumPy "
@@ -373,6 +382,10 @@ def _ambiguous(tracer, call: str) -> UntraceableError:
         f"or for a 0-d array (np.array(v), the argument of a 0-d Spec, a value a traced loop "
         f"or branch carries), and {call} answers differently for the two. "
         f"Test np.ndim(x) == 0 instead, or make it an array first (x = np.array(x))")
+
+
+def _scalar_name(kinds) -> str:
+    return next((str(kind) for kind in kinds[:2] if not isinstance(kind, type)), "float64")
 
 
 def _class_names(classinfo) -> str:

@@ -79,8 +79,31 @@ def make_either(value, either: Either):
     return value
 
 
+class Kinds(Either):
+    """What a value that is of one kind or another by a traced condition stands for, where
+    one value serves both paths (`m = 0.0`, `if x[0] > 0: m = x[0]`, x float64: np.float64
+    holds 0.0, and arithmetic on either gives the same): no either-value, computed as it is,
+    but `isinstance` and `type` of it answer only where the two kinds answer alike
+    (tracing/type_checks.py). `exact` is None."""
+
+    __slots__ = ()
+
+
+def make_kinds(value, kinds: Kinds):
+    """Mark the traced 0-d `value` as of one of two `kinds` (see Kinds); returns it."""
+    make_either(value, kinds)
+    return value
+
+
 def either_of(value) -> Either | None:
     """The `Either` of an either-value, else None."""
+    either = kinds_of(value)
+    return None if isinstance(either, Kinds) else either
+
+
+def kinds_of(value) -> Either | None:
+    """The kinds (an `Either` or `Kinds`) of a value of one kind or another by a traced
+    condition, else None."""
     return getattr(value, "_either", None) if hasattr(type(value), "_either") else None
 
 
@@ -132,8 +155,8 @@ def inherit_weak(inner, outer, weak: bool, either: bool = True) -> None:
     branch's input, not a loop body's, whose later iterations carry other values)."""
     if weak or is_traced(outer) and is_weak(outer):
         make_weak(inner)
-    if either and either_of(outer) is not None:
-        make_either(inner, either_of(outer))
+    if either and kinds_of(outer) is not None:
+        make_either(inner, kinds_of(outer))
 
 
 def is_weak(value) -> bool:
