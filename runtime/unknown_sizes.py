@@ -13,7 +13,11 @@ an input_signature's trace names the line to change.
 What does not depend on the size still works: `x.shape[1] == 2` (a known size is an int), passing
 the shape back to autotrace (`x.reshape(x.shape[0], -1)`, `np.broadcast_to(y, x.shape)`: a shape
 argument reads an UnknownSize as None, `static_shape`), `x.shape[0] == x.shape[0]` (one origin).
-`x.shape[0] is None` is False, as it is for every array the function is called with.
+`x.shape[0] is None` is False, as it is for every array the function is called with. A size
+the function returns is a graph output, the size of the array it was read from on each call
+(tracing/tracer_sizes.py); one formatted into a string (`f"{n} items"`, `str(n)`) is refused,
+since the string would hold for one size only (`repr` gives "?", for a shape printed while
+tracing).
 """
 from __future__ import annotations
 
@@ -31,11 +35,12 @@ class UnknownSize:
     docstring): it compares equal to itself and to sizes of the same origin; anything that needs
     its value raises UnknownSizeError."""
 
-    __slots__ = ("aval", "axis")
+    __slots__ = ("aval", "axis", "source")
 
-    def __init__(self, aval, axis: int):
+    def __init__(self, aval, axis: int, source=None):
         self.aval = aval
         self.axis = axis
+        self.source = source  # the traced array whose size it is, where known
 
     @property
     def origin(self):
@@ -70,6 +75,12 @@ class UnknownSize:
     def __repr__(self) -> str:
         return "?"
 
+    def __str__(self):
+        raise self.error("formatting a size into a string (f-string, str, %)")
+
+    def __format__(self, spec: str):
+        raise self.error("formatting a size into a string (f-string, str, %)")
+
     def __bool__(self):
         raise self.error("testing a size's truth (if x.shape[0]:)")
 
@@ -101,7 +112,7 @@ def shown_shape(tracer) -> tuple:
     shape = tracer.aval.shape
     if None not in shape or library_frame(sys._getframe(1)):
         return shape
-    return with_unknown_sizes(tracer.aval)
+    return with_unknown_sizes(tracer.aval, tracer)
 
 
 def asked_by_user() -> bool:
@@ -110,9 +121,10 @@ def asked_by_user() -> bool:
     return not library_frame(sys._getframe(2))
 
 
-def with_unknown_sizes(aval) -> tuple:
-    """`aval.shape` with an UnknownSize for each None."""
-    return tuple(UnknownSize(aval, axis) if n is None else n for axis, n in enumerate(aval.shape))
+def with_unknown_sizes(aval, source=None) -> tuple:
+    """`aval.shape` with an UnknownSize for each None (of the traced array `source`)."""
+    return tuple(UnknownSize(aval, axis, source) if n is None else n
+                 for axis, n in enumerate(aval.shape))
 
 
 def static_shape(shape):

@@ -145,7 +145,7 @@ def shape(a) -> tuple:
     would convert each traced value to an array."""
     if isinstance(a, (list, tuple)) and holds_traced(a):
         a = as_array(a)
-    return with_unknown_sizes(a.aval) if isinstance(a, Tracer) else np.shape(a)
+    return with_unknown_sizes(a.aval, a) if isinstance(a, Tracer) else np.shape(a)
 
 
 def _compare_builtin(builtin, elementwise: str, reduction: str):

@@ -68,6 +68,7 @@ from .control_scope import ControlFlowError, used_after_its_trace
 from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
+from .tracer_sizes import sizes_as_values
 from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
                           rebinds_in_place, stands_for)
 from .weak_scalars import operator_method, weak_power, weak_ufunc
@@ -330,7 +331,7 @@ class Tracer:
 
     def __array_function__(self, func, types, args, kwargs):
         if func is np.shape and asked_by_user():  # the user's code asks: UnknownSize for None
-            return with_unknown_sizes(self.aval)
+            return with_unknown_sizes(self.aval, self)
         binding = numpy_functions.get(func)
         if binding is None:
             raise untraceable(func)
@@ -583,7 +584,8 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
 
     try:
         with capturing(builder.new_input, builder, allow_state_creation) as scope:
-            template = map_arrays(function(*traced_args, **traced_kwargs), output_slot)
+            result, sizes = sizes_as_values(function(*traced_args, **traced_kwargs))
+            template = map_arrays(result, output_slot)
             for value in scope.written_values():
                 output_slot(value)
             if kept is not None:
@@ -594,5 +596,5 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     structure.reads_argument_memory = builder.reads_argument_memory
     structure.arguments_written = arguments_written(builder)
     structure.zero_d_written = zero_d_written(builder)
-    structure.zero_d_arrays = tuple(zero_d_arrays)
+    structure.zero_d_arrays, structure.python_ints = tuple(zero_d_arrays), sizes.at(outputs)
     return Graph(builder.inputs, builder.equations, outputs), structure

@@ -68,6 +68,9 @@ class OutputStructure:
     # the positions of outputs that stand for 0-d arrays, which a graph may compute as NumPy
     # scalars (`a = np.zeros_like(s); a += 1` is `add`): given as 0-d arrays
     zero_d_arrays: tuple = ()
+    # the positions of outputs that are sizes the function returns (tracer_sizes.py): given
+    # as Python ints, as NumPy's shapes hold them
+    python_ints: tuple = ()
 
     def __init__(self, template, captured: list = (), written: list = (), flagged=()):
         self.template = template  # the result with each graph output replaced by _Slot(i)
@@ -97,12 +100,14 @@ class OutputStructure:
         return self.unflatten(outputs)
 
     def _zero_d_arrays(self, outputs):
-        if not self.zero_d_arrays:
+        if not self.zero_d_arrays and not self.python_ints:
             return outputs
         outputs = list(outputs)
         for index in self.zero_d_arrays:
             if isinstance(outputs[index], np.generic):
                 outputs[index] = np.asarray(outputs[index])
+        for index in self.python_ints:
+            outputs[index] = int(outputs[index])
         return outputs
 
     def refuse_arguments(self, arrays) -> None:
