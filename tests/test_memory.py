@@ -1,6 +1,6 @@
 """What autotrace makes from a user's function (its conversion for tracing, its derivatives
 and their generated source in linecache) goes when the function goes: nothing keeps a deleted
-closure alive, and memory returns to where it was after thousands of them."""
+closure alive, and memory returns to where it was after a thousand of them."""
 import functools
 import gc
 import linecache
@@ -99,11 +99,11 @@ def test_a_wrapper_does_not_take_what_was_made_from_the_function_it_wraps():
     assert np.allclose(autotrace.grad(wrapper)(X), 30.0 * np.cos(X))
 
 
-def test_memory_returns_after_thousands_of_closures():
+def test_memory_returns_after_a_thousand_closures():
     # Each closure is converted for tracing as autotrace.function converts it. Before, each
     # stayed alive for ever with what was made from it (about 1 KB each for this small
     # function, 40 KB and more with a gradient).
-    count = 5000
+    count = 1000
     for_tracing(plain_closure(0.0))   # the first conversion fills caches that stay
     gc.collect()
     tracemalloc.start()
