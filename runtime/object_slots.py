@@ -180,6 +180,12 @@ def kept_as_graph_state(value, where: str) -> bool:
     return True
 
 
+_CHANGED_IN_PLACE = (
+    "{what} is changed in place while {name} is traced, with values known while tracing: the "
+    "traced graph would not change it on its later calls, where NumPy changes it on each. "
+    "Assign it a new array instead ({what} = {what} + 1.0 for {what} += 1.0), which the graph "
+    "writes on every call, or keep it in an autotrace.Variable")
+
 _IN_SUBGRAPH = (
     "{what} is written into an object's state inside a traced `if` or loop, where the graph "
     "cannot keep it; compute the new value there (np.where(condition, new, old) for an if) "
@@ -280,6 +286,10 @@ class _Trace:
                     "not run: that trace made the dict, list or object holding it, and wrote a "
                     f"traced value into it. Call {slots.name} once (it traces and runs) before "
                     "asking for its graph, a concrete function or an export")
+        # What the arrays the slots hold hold now: one the trace changes in place with values
+        # known while tracing (`self.n += 1.0`) is refused (_CHANGED_IN_PLACE).
+        self.contents = {slot.place: (slot.value, slot.value.copy()) for slot in self.before
+                         if type(slot.value) is np.ndarray and slot.path not in slots.known}
         # place -> (slot, cell, the input Tracer, its Var) for each slot made a graph input
         self.inputs: dict = {}
         for slot in known:
@@ -304,6 +314,12 @@ class _Trace:
                     written.append(slot)
             for slot in replaced:
                 self.slots.known.add(slot.path)
+            changed = [slot for slot in after if self._changed_in_place(slot)]
+            if changed:
+                self._put_back_contents()
+                if not failed:
+                    raise ObjectStateError(self._at(changed[0], _CHANGED_IN_PLACE.format(
+                        what=changed[0].label, name=self.slots.name)))
             if failed:
                 return
             for slot in traced:
@@ -345,6 +361,18 @@ class _Trace:
         held = self.held.get(slot.place)
         return held is not None and held.value is not slot.value and \
             is_state_array(held.value) and is_state_array(slot.value)
+
+    def _changed_in_place(self, slot) -> bool:
+        held = self.contents.get(slot.place)
+        return held is not None and held[0] is slot.value and \
+            slot.value.tobytes() != held[1].tobytes()
+
+    def _put_back_contents(self) -> None:
+        """What the trace wrote into the arrays the slots hold, undone: refused, it loses
+        nothing."""
+        for array, contents in self.contents.values():
+            if array.flags.writeable:
+                array[...] = contents
 
     def _refuse(self, slot) -> None:
         """Refuse a slot holding this trace's values where the graph cannot keep them."""

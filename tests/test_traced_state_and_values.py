@@ -207,3 +207,40 @@ def test_a_returned_size_under_an_input_signature():
                                 input_signature=[autotrace.Spec((None,), np.float64)])
     assert [traced(np.ones(k)) for k in (2, 7)] == [(2, 2.0), (7, 7.0)]
     assert traced.trace_count == 1
+
+
+# --- arrays an object holds, changed in place with values known while tracing -----------------
+
+class InPlaceCounter:
+    def __init__(self):
+        self.n = np.zeros(2)
+
+    def step(self, x):
+        self.n += 1.0  # (in place, from the state alone)
+        return x * self.n
+
+
+class RebindingCounter(InPlaceCounter):
+    def step(self, x):
+        self.n = self.n + 1.0
+        return x * self.n
+
+
+def test_an_object_array_changed_in_place_by_known_values_is_refused_and_kept():
+    counter = InPlaceCounter()
+    with pytest.raises(autotrace.StateError) as raised:
+        autotrace.function(counter.step)(np.ones(2))
+    line = next(number for number, text in enumerate(open(__file__), 1)
+                if "self.n += 1.0  # (in place" in text)
+    assert str(raised.value) == (
+        f"test_traced_state_and_values.py:{line}: self.n is changed in place while step is "
+        "traced, with values known while tracing: the traced graph would not change it on its "
+        "later calls, where NumPy changes it on each. Assign it a new array instead (self.n = "
+        "self.n + 1.0 for self.n += 1.0), which the graph writes on every call, or keep it in "
+        "an autotrace.Variable")
+    np.testing.assert_array_equal(counter.n, [0.0, 0.0])  # as it was: nothing is lost
+    eager, traced = RebindingCounter(), RebindingCounter()  # what the message advises
+    step = autotrace.function(traced.step)
+    for _ in range(3):
+        np.testing.assert_array_equal(step(np.ones(2)), eager.step(np.ones(2)))
+    np.testing.assert_array_equal(traced.n, eager.n)
