@@ -482,7 +482,10 @@ def cast_like(gradient, value):
     dtype = getattr(value, "dtype", None)
     if dtype is None or not hasattr(gradient, "astype"):
         return gradient
-    return gradient.astype(float_dtype(dtype))
+    target = float_dtype(dtype)
+    if getattr(gradient.dtype, "kind", None) == "c" and np.dtype(target).kind != "c":
+        gradient = np.real(gradient)  # (a real value's gradient: the real part, said so)
+    return gradient.astype(target)
 
 
 def carries_gradient(value) -> bool:
