@@ -200,6 +200,73 @@ FOLLOWED = [written_in_the_branch, doubled_in_the_branch, written_in_else, writt
             written_in_a_loop_under_an_if, written_in_a_traced_loop]
 
 
+def write_then_replace(lst):
+    lst[0][0] = 0.0  # written into, then replaced  (write_then_replace's)
+    lst[0] = lst[0] * 0.5
+
+
+def write_then_replace_in_dict(d):
+    d["w"][0] = 0.0
+    d["w"] = d["w"] * 0.5
+
+
+def swap_then_write(lst):
+    lst[0], lst[1] = lst[1], lst[0]
+    lst[0][0] = 0.0
+
+
+def an_item_written_then_replaced(x):
+    items = [x * 2.0]
+    b = np.sin(items[0])
+    if x[0] > 0:
+        write_then_replace(items)  # (an item written then replaced)
+    return np.sum(b * x)
+
+
+def a_dict_item_written_then_replaced(x):
+    d = {"w": x * 2.0}
+    b = np.sin(d["w"])
+    if x[0] > 0:
+        write_then_replace_in_dict(d)  # (a dict item written then replaced)
+    return np.sum(b * x)
+
+
+def items_swapped_then_written(x):
+    items = [x * 2.0, x * 3.0]
+    b = np.sin(items[1])
+    if x[0] > 0:
+        swap_then_write(items)  # (items swapped then written)
+    return np.sum(b * x)
+
+
+MOVED = [(an_item_written_then_replaced, "write_then_replace(items)", "items",
+          "(an item written then replaced)"),
+         (a_dict_item_written_then_replaced, "write_then_replace_in_dict(d)", "d",
+          "(a dict item written then replaced)"),
+         (items_swapped_then_written, "swap_then_write(items)", "items",
+          "(items swapped then written)")]
+
+
+@pytest.mark.parametrize("f, call, container, marker", MOVED, ids=[m[0].__name__ for m in MOVED])
+def test_an_item_written_then_moved_in_a_traced_branch_is_refused(f, call, container, marker):
+    """Eagerly the gradient is right; traced, the restore could not reach the names read
+    before the call, so every traced derivative refuses at the call's line."""
+    x = POINTS[0]
+    np.testing.assert_allclose(autotrace.grad(f)(x), central_difference(f, x), rtol=1e-6,
+                               atol=1e-8)
+    message = (f'File "{THIS_FILE}", line {line_of(marker)}: {call} writes into an array that '
+               f"{container} holds and replaces, moves or removes it in {container}, inside a "
+               f"traced `if` or loop, which autotrace does not undo for the derivatives of the "
+               f"statements before it; leave the written item in its place, or return the new "
+               f"item and assign it after the `if` or loop")
+    for derivative in (autotrace.function(autotrace.grad(f)),
+                       lambda x: autotrace.vmap(autotrace.grad(f))(x[None]),
+                       autotrace.function(autotrace.hessian(f))):
+        with pytest.raises(TransformError) as error:
+            derivative(x)
+        assert str(error.value) == message
+
+
 def gradient_differences(f, x):
     """The gradient of f at x by central differences, checked against eager grad."""
     expected = central_difference(f, x)

@@ -315,13 +315,18 @@ def _held(value, walked=None):
         return _UNCHANGED
     if isinstance(value, (list, tuple)):
         walked.add(id(value))
-        return _Held((list(value) if isinstance(value, list) else None,
-                      [_held(item, walked) for item in value]))
-    if isinstance(value, dict) or is_plain_object(value) and hasattr(value, "__dict__"):
+        saved = _Held((list(value) if isinstance(value, list) else None,
+                       [_held(item, walked) for item in value]))
+    elif isinstance(value, dict) or is_plain_object(value) and hasattr(value, "__dict__"):
         walked.add(id(value))
         items = dict(value if isinstance(value, dict) else vars(value))
-        return _Held((items, [_held(item, walked) for item in items.values()]))
-    return value
+        saved = _Held((items, [_held(item, walked) for item in items.values()]))
+    else:
+        return value
+    # What each item's traced value was (a view's: none), which a write rebinds (moved_items.py)
+    saved.versions = [getattr(item, "_var", None) if getattr(item, "_link", 1) is None else
+                      object() for item in (saved[0].values() if isinstance(saved[0], dict) else value)]
+    return saved
 
 
 class _Kept:

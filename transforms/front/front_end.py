@@ -49,8 +49,8 @@ from .dead_branches import raise_when_run
 from .dict_methods import rewrite_dict_methods
 from ..dynamic_calls import jvp_call, vjp_call, vjp_start
 from .exits import exits_to_flags
-from .inplace import (check_writes, follow_writes, refuse_holding, refuse_shared_item,
-                      refuse_shared_write)
+from .inplace import (check_writes, follow_writes, refuse_holding, refuse_moved_items,
+                      refuse_shared_item, refuse_shared_write)
 from .shared_items import refuse_shared_argument, refuse_shared_items
 from .list_methods import rewrite_list_methods
 from .method_receivers import check_array_method, is_array_method
@@ -106,7 +106,7 @@ HELPERS = {
     "like_container": structure.like_container, "deposit": deposit,
     "state_version": state_version, "state_as_of": state_as_of,
     "refuse_shared_write": refuse_shared_write, "refuse_shared_item": refuse_shared_item,
-    "refuse_holding": refuse_holding,
+    "refuse_holding": refuse_holding, "refuse_moved_items": refuse_moved_items,
     "refuse_shared_items": refuse_shared_items, "refuse_shared_argument": refuse_shared_argument,
     "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,

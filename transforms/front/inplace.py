@@ -44,6 +44,7 @@ from ..codegen.templates import index_value
 from ..rules.core import constant
 from .shared_items import shares_written_part
 from ...runtime.derivatives.items import shallow_copy
+from ...runtime.derivatives.moved_items import moved_traced_item
 from ...runtime.derivatives.snapshots import is_mutable_array
 from ...runtime.primitives.memory import holds_no_arrays
 
@@ -356,8 +357,17 @@ def refuse_holding(value, message: str, filename: str, line: int) -> None:
         raise TransformError(message, filename, line, "write into shared memory")
 
 
+def refuse_moved_items(held, container, message: str, filename: str, line: int) -> None:
+    """Raise TransformError where the call just run, in a traced `if` or loop body, replaced,
+    moved or removed an item of `container` that held a traced array (`held`: what
+    `read_item(container, ...)` saved before it; items.moved_traced_item), which the adjoint
+    sweep could not write the saved values back into."""
+    if moved_traced_item(held, container):
+        raise TransformError(message, filename, line, "write into shared memory")
+
+
 # They check a value and give nothing: constants to the gradient.
-constant(refuse_shared_write, refuse_shared_item, refuse_holding)
+constant(refuse_shared_write, refuse_shared_item, refuse_holding, refuse_moved_items)
 
 
 def _array_method_out_checks(statement, namespace, helper, location) -> list:

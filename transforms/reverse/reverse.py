@@ -337,23 +337,37 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         for container in written:
             push, pop, _ = self.item_saves(node, container, gast.Constant(value=Ellipsis,
                                                                          kind=None))
-            read, push = self.pushed_after_call(push, container)
+            read, push = self.pushed_after_call(push, container, node)
             reads, pushes, pops = reads + read, pushes + push, pop + pops
         inner = sweep.adjoint
         # (the call runs in the last statement: after the reads of what its target held)
         return Sweep(sweep.primal[:-1] + reads + sweep.primal[-1:] + pushes,
                      lambda state: pops + inner(state))
 
-    def pushed_after_call(self, push: list, container: str) -> tuple[list, list]:
+    def pushed_after_call(self, push: list, container: str, node) -> tuple[list, list]:
         """`push` (`stack.append(read_item(x, ...))`, item_saves') as (what runs before the
         call: `held = read_item(x, ...)`, what runs after it: `note_kept(held, x)` marking the
         items the call left in their place, which the restore writes into, and the push of
-        `held`), each marked as the push."""
+        `held`), each marked as the push. An item the call replaced, moved or removed in a
+        traced `if` or loop body is refused (inplace.refuse_moved_items): the restore could
+        not reach the names the adjoint sweep reads for it."""
         statement, = push
         held = self.temporary("held")
         read = replace("held = value", held=held, value=statement.value.args[0])
-        after = replace("note_kept(held, x)\nstack.append(held)", held=held, x=container,
-                        note_kept=self.helper("note_kept"), stack=self.stack)
+        call = call_of(node)
+        message = (f"{to_source(call if call is not None else node).strip()} writes into an "
+                   f"array that {container} holds and replaces, moves or removes it in "
+                   f"{container}, inside a traced `if` or loop, which autotrace does not undo "
+                   f"for the derivatives of the statements before it; leave the written item "
+                   f"in its place, or return the new item and assign it after the `if` or "
+                   f"loop")
+        after = replace(
+            "refuse_moved_items(held, x, message, filename, line)\nnote_kept(held, x)\n"
+            "stack.append(held)", held=held, x=container, note_kept=self.helper("note_kept"),
+            stack=self.stack, refuse_moved_items=self.helper("refuse_moved_items"),
+            message=gast.Constant(value=message, kind=None),
+            filename=gast.Constant(value=self.location.filename, kind=None),
+            line=gast.Constant(value=self.location.line_of(node), kind=None))
         saved, kind, undefined = getattr(statement, SAVE)
         return marked(read, saved, kind, undefined), marked(after, saved, kind, undefined)
 
