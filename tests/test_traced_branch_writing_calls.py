@@ -215,6 +215,19 @@ def swap_then_write(lst):
     lst[0][0] = 0.0
 
 
+def write_then_pop(lst):
+    lst[0][1] = 3.0
+    lst.pop()
+
+
+def an_item_written_then_removed(x):
+    items = [x * 2.0]
+    b = np.sin(items[0])
+    if x[0] > 0:
+        write_then_pop(items)  # (an item written then removed)
+    return np.sum(b * x)
+
+
 def an_item_written_then_replaced(x):
     items = [x * 2.0]
     b = np.sin(items[0])
@@ -244,7 +257,9 @@ MOVED = [(an_item_written_then_replaced, "write_then_replace(items)", "items",
          (a_dict_item_written_then_replaced, "write_then_replace_in_dict(d)", "d",
           "(a dict item written then replaced)"),
          (items_swapped_then_written, "swap_then_write(items)", "items",
-          "(items swapped then written)")]
+          "(items swapped then written)"),
+         (an_item_written_then_removed, "write_then_pop(items)", "items",
+          "(an item written then removed)")]
 
 
 @pytest.mark.parametrize("f, call, container, marker", MOVED, ids=[m[0].__name__ for m in MOVED])
