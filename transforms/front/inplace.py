@@ -357,13 +357,23 @@ def refuse_holding(value, message: str, filename: str, line: int) -> None:
         raise TransformError(message, filename, line, "write into shared memory")
 
 
-def refuse_moved_items(held, container, message: str, filename: str, line: int) -> None:
-    """Raise TransformError where the call just run, in a traced `if` or loop body, replaced,
-    moved or removed an item of `container` that held a traced array (`held`: what
-    `read_item(container, ...)` saved before it; items.moved_traced_item), which the adjoint
-    sweep could not write the saved values back into."""
+def refuse_moved_items(held, container, call: str, name: str, filename: str,
+                       line: int) -> None:
+    """Raise TransformError where the call just run (`call`, its text), in a traced `if` or
+    loop body, replaced, moved or removed an item of `container` (named `name`) that held a
+    traced array (`held`: what `read_item(container, ...)` saved before it;
+    items.moved_traced_item), which the adjoint sweep could not write the saved values back
+    into."""
     if moved_traced_item(held, container):
-        raise TransformError(message, filename, line, "write into shared memory")
+        raise TransformError(_MOVED_ITEM.format(call=call, name=name), filename, line,
+                             "write into shared memory")
+
+
+_MOVED_ITEM = (
+    "{call} writes into an array that {name} holds and replaces, moves or removes it in {name}, "
+    "inside a traced `if` or loop, which autotrace does not undo for the derivatives of the "
+    "statements before it; leave the written item in its place, or return the new item and "
+    "assign it after the `if` or loop")
 
 
 # They check a value and give nothing: constants to the gradient.

@@ -355,17 +355,13 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
         held = self.temporary("held")
         read = replace("held = value", held=held, value=statement.value.args[0])
         call = call_of(node)
-        message = (f"{to_source(call if call is not None else node).strip()} writes into an "
-                   f"array that {container} holds and replaces, moves or removes it in "
-                   f"{container}, inside a traced `if` or loop, which autotrace does not undo "
-                   f"for the derivatives of the statements before it; leave the written item "
-                   f"in its place, or return the new item and assign it after the `if` or "
-                   f"loop")
         after = replace(
-            "refuse_moved_items(held, x, message, filename, line)\nnote_kept(held, x)\n"
+            "refuse_moved_items(held, x, call, name, filename, line)\nnote_kept(held, x)\n"
             "stack.append(held)", held=held, x=container, note_kept=self.helper("note_kept"),
             stack=self.stack, refuse_moved_items=self.helper("refuse_moved_items"),
-            message=gast.Constant(value=message, kind=None),
+            call=gast.Constant(value=to_source(call if call is not None else node).strip(),
+                               kind=None),
+            name=gast.Constant(value=container, kind=None),
             filename=gast.Constant(value=self.location.filename, kind=None),
             line=gast.Constant(value=self.location.line_of(node), kind=None))
         saved, kind, undefined = getattr(statement, SAVE)
