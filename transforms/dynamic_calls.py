@@ -387,7 +387,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
                   or _object_with_gradient(v))
     taking = _takes_object_gradient(derivative, after if with_self else None)
     grads = vjp_call(derivative, args, {**kwargs, **taking, seed: dy}, tuple(gradient),
-                     _of_derivative(wrt, numeric + named + tuple(taking) + (seed,)))
+                     numeric + named + tuple(taking) + (seed,))
     by_position = dict(zip(numeric, grads[:len(numeric)]))
     by_keyword = dict(zip(named, grads[len(numeric):len(numeric) + len(named)]))
     if taking:
@@ -396,12 +396,6 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
     return (tuple(by_position.get(i) for i in range(first, len(args))), grads[-1],
             {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None,
             after_gradient)
-
-
-def _of_derivative(wrt: WithRespectTo, items: tuple) -> WithRespectTo:
-    """The wrt of a derivative of a call's derivative made with respect to `wrt`: `items`,
-    its parameters, the objects the call leaves unread kept so (they are its first ones)."""
-    return WithRespectTo(items, unread=wrt.unread)
 
 
 def _has_tangent(tangents, index: int) -> bool:
@@ -493,7 +487,7 @@ def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywo
     second = (tuple(arguments_tangent[i] for i in numeric)
               + tuple(keywords_tangent[k] for k in named) + (tuple(tangents_tangent),))
     return jvp_call(derivative, args, {**kwargs, seed: tuple(tangents)}, second,
-                    _of_derivative(wrt, numeric + named + (seed,)))[1]
+                    numeric + named + (seed,))[1]
 
 
 @tangent(jvp_call)
@@ -518,7 +512,7 @@ def jvp_call_transpose(func, args, kwargs, tangents, wrt, gradient):
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
                   or _object_with_gradient(v))
     grads = vjp_call(derivative, args, {**kwargs, seed: tuple(tangents)}, gradient,
-                     _of_derivative(wrt, numeric + named + (seed,)))
+                     numeric + named + (seed,))
     by_position = dict(zip(numeric, grads[:len(numeric)]))
     by_keyword = dict(zip(named, grads[len(numeric):len(numeric) + len(named)]))
     tangents_gradient = tuple(grads[-1])
@@ -566,7 +560,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
                 + tuple(keywords_tangent[k] for k in named)
                 + tuple(after_tangent for _ in taking) + (dy_tangent,))
     out = jvp_call(derivative, args, {**kwargs, **taking, seed: dy}, tangents,
-                   _of_derivative(wrt, numeric + named + tuple(taking) + (seed,)))[1]
+                   numeric + named + tuple(taking) + (seed,))[1]
     if with_self and after is not None and not taking:  # added to the object's gradient
         out = (structure.add(after_tangent, out[0]),) + tuple(out[1:])
     return out

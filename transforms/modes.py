@@ -16,7 +16,7 @@ from .codegen.codegen import to_source
 from .errors import TransformError
 from .codegen.nodes import walk
 from .rules.core import CALL_SITE_NAME
-from .wrt import OBJECT, SELF, UNREAD
+from .wrt import SELF
 
 
 class DerivativeMode:
@@ -37,20 +37,13 @@ class DerivativeMode:
         self.active = active
         self.temporaries: set[str] = set()
         self.sequences = None  # a transforms.analysis.list_operators.SequenceKinds, set by the driver
-        # id(call) -> the arguments a call leaves unread, set by the driver
-        # (transforms/analysis/unread_objects.py): its derivative is told (`wrt_of_call`).
-        self.unread_calls: dict = {}
 
     def wrt_of_call(self, call, wrt: tuple, owner) -> tuple:
         """The wrt a derivative of `call` is made with, given the positions and keywords of
         its arguments that carry gradient (`wrt`), and the object whose method it runs where
         that carries gradient and is found only when it runs (`owner`, else None): SELF first
-        for such an object; last, the arguments it leaves unread, where it leaves some
-        (transforms/wrt.py `UNREAD`)."""
-        unread = tuple(u for u in self.unread_calls.get(id(call), ())
-                       if not (owner is not None and u == OBJECT))
-        wrt = ((SELF,) if owner is not None else ()) + wrt
-        return wrt + ((UNREAD,) + unread,) if wrt and unread else wrt
+        for such an object."""
+        return ((SELF,) if owner is not None else ()) + wrt
 
     def helper(self, helper_name: str) -> str:
         return self.context.helper(helper_name)

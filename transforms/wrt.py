@@ -23,10 +23,6 @@ from dataclasses import dataclass
 # (tangent) of the object whose method the call runs (an object the function built, whose
 # attributes carry gradient) is wanted too.
 SELF = "<self>"
-# In a wrt that generated code passes, last: `("<unread>", ...)`, the arguments of the call
-# that it leaves unread (see WithRespectTo's `unread`), positions and keywords, and OBJECT for
-# the object whose method it runs.
-UNREAD, OBJECT = "<unread>", "<object>"
 
 
 class _FirstParameter:
@@ -46,18 +42,12 @@ class WithRespectTo:
 
     given: wrt as written (a position, a name, or a tuple of those). names: the parameters it
     names, in its order, and positions: theirs among the parameters; both None until it is
-    resolved against a function's parameters (`resolve`). unread: parameters (positions and
-    names; OBJECT, the object of a method called, until `past_self` makes it the first) not
-    differentiated with respect to, of whose state the caller reads nothing back after the
-    call (transforms/analysis/unread_objects.py): a write there that carries gradient is
-    followed inside the function alone; unread_names: their names, once resolved.
+    resolved against a function's parameters (`resolve`).
     """
 
     given: object
     names: tuple | None = None
     positions: tuple | None = None
-    unread: tuple = ()
-    unread_names: tuple = ()
 
     @classmethod
     def of(cls, wrt) -> "WithRespectTo":
@@ -65,9 +55,6 @@ class WithRespectTo:
         parameter position or name."""
         if isinstance(wrt, cls):
             return wrt
-        if isinstance(wrt, tuple) and wrt and isinstance(wrt[-1], tuple) and \
-                wrt[-1][:1] == (UNREAD,):  # (as generated code passes it)
-            return cls(cls.of(wrt[:-1]).given, unread=wrt[-1][1:])
         for item in (wrt if isinstance(wrt, tuple) else (wrt,)):
             if isinstance(item, bool) or not isinstance(item, (int, str)):
                 raise TypeError(f"wrt must be a parameter index or name, or a tuple of those; "
@@ -111,28 +98,23 @@ class WithRespectTo:
                     raise ValueError(f"wrt={item!r} is not a parameter of {function_name}; its "
                                      f"parameters are {tuple(parameters)}")
                 names.append(item)
-        unread = tuple(parameters[u] if isinstance(u, int) else u for u in self.unread
-                       if isinstance(u, int) and 0 <= u < len(parameters)
-                       or u in parameters)
         return WithRespectTo(self.given, tuple(names),
-                             tuple(parameters.index(n) for n in names), self.unread, unread)
+                             tuple(parameters.index(n) for n in names))
 
     def past_self(self) -> "WithRespectTo":
         """wrt of a bound method as wrt of its function, which takes the object first: each
         position counted from the front one further on; names, and positions counted from
         the end (a user's -1), stay. One item stays one item, a tuple a tuple."""
         shifted = tuple(w + 1 if isinstance(w, int) and w >= 0 else w for w in self.items)
-        unread = tuple(0 if u == OBJECT else u + 1 if isinstance(u, int) else u
-                       for u in self.unread)
-        return WithRespectTo(shifted if not self.single else shifted[0], unread=unread)
+        return WithRespectTo(shifted if not self.single else shifted[0])
 
     def with_object(self) -> "WithRespectTo":
         """wrt of a method's function (past_self) with respect to its object, first, too."""
-        return WithRespectTo((0,) + self.items, unread=self.unread)
+        return WithRespectTo((0,) + self.items)
 
     def without_first(self) -> "WithRespectTo":
         """This wrt less its first item (generated code's SELF, transforms/dynamic_calls.py)."""
-        return WithRespectTo(self.items[1:], unread=self.unread)
+        return WithRespectTo(self.items[1:])
 
     def from_rule(self, parameters: list, gradients: dict) -> tuple:
         """The gradient of each item, from those a derivative rule gives (`gradients`, keyed by

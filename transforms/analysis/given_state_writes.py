@@ -257,8 +257,7 @@ def refuse_written_gradients(body: list, location: Location, written: dict, vari
 
 def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
                         local_names: set, namespace: dict, namer, location: Location,
-                        helper, outermost: bool, written: dict,
-                        unread_names: tuple = ()) -> set:
+                        helper, outermost: bool, written: dict) -> set:
     """Make each write into the state of an object that carries gradient (its root in
     `active`, or differentiated: in `wrt_names`), or of a value that does (one of `varied`),
     rebind its root: `self = write_state(self, ...)` (see runtime/derivatives/state_writes.py),
@@ -271,10 +270,7 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
     object that the caller of this function does not differentiate it with respect to (a
     global, or a parameter left out of `wrt_names`) is refused: that caller would not see the
     gradient through what it reads back. Return the roots rebound (activity then changes, and
-    they are active). written: {where: the statement's text} (`rewrite_state_writes`).
-    unread_names: parameters whose caller reads nothing back of their state after the call
-    (transforms/wrt.py `unread`): a write into one is followed here, as in the outermost
-    function, and not refused."""
+    they are active). written: {where: the statement's text} (`rewrite_state_writes`)."""
     roots = active | set(wrt_names)
 
     def carries(value) -> bool:
@@ -287,8 +283,7 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
         return set()
     for write in writes:
         root = write.value.args[0].id
-        if not outermost and root not in wrt_names and root not in unread_names and \
-                carries(write.value.args[3]):
+        if not outermost and root not in wrt_names and carries(write.value.args[3]):
             what = "the global" if root not in local_names else "the argument"
             raise location.error(write, _UNSEEN_BY_CALLER[what].format(
                 text=written.get(write.value.args[5].value, "this write"), root=root),
@@ -307,7 +302,7 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
             if not carries(call.args[3]):
                 call.keywords.append(gast.keyword(arg="carries_gradient",
                                                   value=_constant(False)))
-            if not outermost and call.args[0].id not in unread_names:
+            if not outermost:
                 call.keywords.append(gast.keyword(arg="in_callee", value=_constant(True)))
             block[index] = gast.copy_location(gast.Assign(
                 targets=[gast.Name(id=call.args[0].id, ctx=gast.Store(), annotation=None,
@@ -334,13 +329,11 @@ _UNSEEN_BY_CALLER = {
     "the argument": (
         "autotrace cannot differentiate {text}, a write into the state of the argument "
         "{root!r}: it writes a value that carries gradient, in a function called by the "
-        "differentiated one, which does not differentiate it with respect to {root!r}, and "
-        "what may read that object after the call (its caller reads it again, in a later call "
-        "or iteration too, keeps it, or has it from a global or from an argument of its own "
-        "that is read after) would not carry that gradient; read nothing of the object after "
-        "the call, return the value instead and assign it where it is read, differentiate with "
-        "respect to the object too (a dataclass argument of the function you differentiate), "
-        "or write autotrace.stop_gradient(value) if its gradient is not wanted"),
+        "differentiated one, which does not differentiate it with respect to {root!r}, so the "
+        "gradient through what reads it back after the call would be lost; write it in the "
+        "function you differentiate, pass the object to the function that writes it, return "
+        "the value instead, or write autotrace.stop_gradient(value) if its gradient is not "
+        "wanted"),
 }
 
 

@@ -13,7 +13,6 @@ from ..codegen.cleanup import purity
 from .forward import ForwardMode
 from ..front.front_end import Unit
 from ..analysis.list_operators import SequenceKinds
-from ..analysis.unread_objects import calls_leaving_objects_unread
 from ..codegen.templates import name, replace
 
 
@@ -27,8 +26,6 @@ def forward(unit: Unit) -> None:
         body = body + [gast.Return(value=gast.Constant(value=None, kind=None))]
     forward = unit.derivative_mode = ForwardMode(context, unit.active | set(wrt_names))
     forward.sequences = SequenceKinds(unit.body, unit.parameters, unit.namespace, unit.active)
-    forward.unread_calls = calls_leaving_objects_unread(
-        unit.body, unit.namespace, unit.parameters, unit.unread_parameters, unit.outermost)
     if unit.outermost:  # the caller's own tangents: none of them is handed back as it is
         forward.fresh_tangent = context.helper("fresh_tangent")
     seeds = [name(forward.tangent(p), store=True) for p in wrt_names]

@@ -256,13 +256,6 @@ class Unit:
     source: str = None  # the generated function's, as printed and loaded
     generated: object = None  # the loaded function
 
-    @property
-    def unread_parameters(self) -> set:
-        """The parameters whose caller reads nothing back of their state after the call
-        (transforms/analysis/unread_objects.py): each of the outermost function's."""
-        return set(self.parameters) if self.outermost else set(
-            self.with_respect_to.unread_names)
-
 
 def parse(unit: Unit) -> None:
     """Read func's source (a custom gradient's: a call of it; a partial's: its function with
@@ -434,7 +427,7 @@ def activity(unit: Unit) -> None:
                                                              is_constant, None, changes),
                                   wrt_names, local_names, namespace, namer, location,
                                   unit.context.helper, unit.outermost,
-                                  unit.state_written, unit.with_respect_to.unread_names)
+                                  unit.state_written)
     if rebound:  # objects whose state a write changed: they carry gradient from there
         local_names = set(parameters) | {n.id for s in body for n in nodes_of(s)
                                          if isinstance(n, gast.Name)

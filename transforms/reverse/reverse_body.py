@@ -27,7 +27,6 @@ from ..codegen.restores import restore_from_names
 from ..dynamic_calls import vjp_call
 from ..front.front_end import Unit
 from ..analysis.names_alike import names_bound_alike
-from ..analysis.unread_objects import calls_leaving_objects_unread
 from ..codegen.nodes import walk
 from ..analysis.object_state import is_state_write
 from .reverse import ReverseMode
@@ -57,8 +56,6 @@ def reverse(unit: Unit) -> None:
     reverse.array_names = reverse.sequences.array_names(body)
     reverse.shapes = ShapeClasses(body, namespace, reverse.sequences)
     reverse.same_objects = names_bound_alike(body, reverse.items_written)
-    reverse.unread_calls = calls_leaving_objects_unread(
-        body, namespace, parameters, unit.unread_parameters, unit.outermost)
     sweep = reverse.block(body)
 
     primal = list(sweep.primal)
