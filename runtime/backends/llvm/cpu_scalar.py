@@ -129,6 +129,7 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
         (np.float64, np.float32 and np.bool_ values for computed ones), as
         runtime.execution.executor's do.
     """
+    graph, as_arrays = _copies_taken_out(graph)
     if not accepts(graph) or not llvm.available():
         return None
     if roll is None:
@@ -154,7 +155,32 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
     argument_types = [ctypes.c_bool if kind == "i1" else ctypes.c_double
                       for _, kind in parameters]
     kernel = ctypes.CFUNCTYPE(ctypes.c_double, *argument_types, ctypes.c_void_p)(address)
-    return _wrapper(graph, kernel, parameters, computed, fallback)
+    return _wrapper(graph, kernel, parameters, computed, fallback, as_arrays)
+
+
+def _copies_taken_out(graph: Graph) -> tuple:
+    """(`graph` without its `copy` equations of scalars, each read as the value it copies (in
+    the kernel a scalar is a value, not memory), the positions of the outputs such a copy
+    gave, which the wrapper hands back as 0-d arrays of their own: a traced gradient of a 0-d
+    argument is one, runtime/derivatives/structure.py `match`)."""
+    copied = {}
+    for equation in graph.equations:
+        if (equation.primitive.name == "copy" and len(equation.inputs) == 1
+                and len(equation.outputs) == 1 and isinstance(equation.inputs[0], Var)
+                and scalar_type(equation.outputs[0].aval) is not None):
+            copied[equation.outputs[0]] = copied.get(equation.inputs[0], equation.inputs[0])
+    if not copied:
+        return graph, frozenset()
+    equations = [equation.replace(inputs=tuple(copied.get(value, value) if isinstance(value, Var)
+                                               else value for value in equation.inputs))
+                 for equation in graph.equations
+                 if not (equation.outputs and equation.outputs[0] in copied
+                         and equation.primitive.name == "copy")]
+    outputs = [copied.get(value, value) if isinstance(value, Var) else value
+               for value in graph.outputs]
+    as_arrays = frozenset(index for index, value in enumerate(graph.outputs)
+                          if isinstance(value, Var) and value in copied)
+    return Graph(graph.inputs, equations, outputs), as_arrays
 
 
 def scalar_kernel_ir(graph: Graph, name: str, roll: bool,
@@ -163,6 +189,7 @@ def scalar_kernel_ir(graph: Graph, name: str, roll: bool,
     among the graph's inputs, LLVM type) of each scalar input. Rolled where `roll` and the
     tapes fit on the stack. None where more than MAX_STRAIGHT_LINE equations would be
     straight-line code, which LLVM compiles in more time than Python floats take to run."""
+    graph, _ = _copies_taken_out(graph)
     loops = []
     if roll:
         loops = find_loops(graph, taped_ok=lambda var: scalar_type(var.aval) in FLOATS)
@@ -208,7 +235,7 @@ def underflow_ignored() -> bool:
     return np.geterr()["under"] == "ignore"
 
 
-def _wrapper(graph, kernel, parameters, computed, fallback):
+def _wrapper(graph, kernel, parameters, computed, fallback, as_arrays=frozenset()):
     """A Python function around the kernel: its source is written for the graph, so that a
     call converts each argument and result once and does nothing else."""
     names = [f"a{number}" for number in range(len(graph.inputs))]
@@ -216,6 +243,7 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
                  for position, kind in parameters]
     namespace = {"kernel": kernel, "fallback": fallback, "float64": np.float64,
                  "float32": np.float32, "bool_": np.bool_, "asarray": np.asarray,
+                 "array": np.array,
                  "underflow_ignored": underflow_ignored, "c_double": ctypes.c_double,
                  "error_state": _numpy_error_state, "default_error_state": _default_error_state}
     lines = [f"def run({', '.join(names)}):"]
@@ -235,16 +263,17 @@ def _wrapper(graph, kernel, parameters, computed, fallback):
     producers = {equation.outputs[0]: equation.primitive.name
                  for equation in graph.equations if equation.outputs[0] in wanted}
     results = []
-    for value in graph.outputs:
+    for index, value in enumerate(graph.outputs):
         if isinstance(value, Var) and value in graph.inputs:
-            results.append(names[graph.inputs.index(value)])
+            name = names[graph.inputs.index(value)]
+            results.append(f"array({name}, copy=True)" if index in as_arrays else name)
         elif isinstance(value, Var):
             slot = computed.index(value)
             text = "first" if slot == 0 else f"rest[{slot - 1}]"
             convert = {"i1": "bool_", "float": "float32"}.get(scalar_type(value.aval), "float64")
             text = f"{convert}({text})"
             # Ufuncs give NumPy scalars for 0-d arrays; np.where and np.zeros give 0-d arrays.
-            array = producers[value] in ZERO_D_ARRAYS
+            array = index in as_arrays or producers[value] in ZERO_D_ARRAYS
             results.append(f"asarray({text})" if array else text)
         else:
             constant = f"constant{len(namespace)}"
