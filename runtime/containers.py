@@ -171,7 +171,14 @@ def zeros_like(value):
         if isinstance(value, np.generic):
             return np.dtype(float_dtype(value.dtype)).type(0)
         if type(value) is not np.ndarray:  # a CuPy array or a traced value: its own zeros
-            return array_module(value).zeros_like(value, dtype=float_dtype(value.dtype))
+            module = array_module(value)
+            try:
+                dtype = float_dtype(value.dtype)
+            except TypeError:  # an array-API library's dtype, which NumPy does not read
+                space = value.__array_namespace__()
+                dtype = value.dtype if space.isdtype(
+                    value.dtype, ("real floating", "complex floating")) else space.float64
+            return module.zeros_like(value, dtype=dtype)
         return np.zeros(value.shape, dtype=float_dtype(value.dtype))
     if is_dataclass_instance(value) and not holds_state(value):
         return map_fields(zeros_like, value)  # a dataclass gets a dataclass of gradients

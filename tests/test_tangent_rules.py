@@ -22,7 +22,7 @@ import pytest
 import autotrace.transforms.rules  # noqa: F401  (fills the registries)
 from autotrace.runtime.derivatives import (built_objects, items, objects, sequences,
                                            snapshots, state_log, state_writes, structure, sweeps)
-from autotrace.runtime.derivatives import matrix_chains, tangent_ops, tree_gradients
+from autotrace.runtime.derivatives import called_objects, matrix_chains, tangent_ops, tree_gradients
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
 from autotrace.runtime.primitives.index import add_at, checked_out
@@ -94,6 +94,21 @@ def _holding(**attributes):
     return holder
 
 
+class _Scaler:
+    """An object whose method a call `owner.scale(x)` runs (derivatives/called_objects.py)."""
+
+    def scale(self, x):
+        return x
+
+
+def _layer_gradient(rng):
+    """The gradient of an object holding a layer, as the calls of its layer take it."""
+    return objects.ObjectGradient(layer=objects.ObjectGradient(w=rng.standard_normal(3)))
+
+
+_MODEL = _holding(layer=_holding(w=np.ones(3)))
+
+
 def _fields(rng):
     return {"w": rng.standard_normal(3), "b": _float(rng)}
 
@@ -103,6 +118,14 @@ def _attributes(result, y):
     return dict(vars(result))
 
 STRUCTURE_TABLE = [
+    E("callee_tangent/method", called_objects.callee_tangent, _with(_n(3), "scale", _Scaler()),
+      wrt=(0,)),
+    E("callee_tangent/held", called_objects.callee_tangent,
+      _with(_layer_gradient, "layer", _MODEL), wrt=(0,)),
+    E("callee_gradient/held", called_objects.callee_gradient,
+      _with(_layer_gradient, "layer", _MODEL), wrt=(0,)),
+    E("with_callee_gradient/method", called_objects.with_callee_gradient,
+      _with(_n(3), "scale", _Scaler(), _n(3)), wrt=(3,)),
     E("seed", structure.seed, normal((3,), (3,))),
     E("seed/default", structure.seed, _with(_n(3), None)),
     E("tangent_seed", tangent_ops.tangent_seed, normal((3,), (3,))),
