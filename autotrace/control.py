@@ -98,7 +98,9 @@ def print_(*values, sep: str = " ", end: str = "\n") -> None:
     on every call, in the branch of a traced `if` that runs, as tf.print does.
 
     Arguments:
-        values: arrays (traced or not) and other objects, printed with `str`.
+        values: arrays (traced or not) and other objects, printed with `str`; a Variable
+            prints its value, and traced values in tuples, lists, dicts and dataclasses
+            their values, by `repr` as Python prints a container's items.
         sep, end: as for Python's print.
 
     Returns:

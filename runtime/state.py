@@ -124,7 +124,8 @@ def read_cells(value):
         return value.read()
     if isinstance(value, (tuple, list)) and any(isinstance(item, (StateCell, tuple, list, dict))
                                                 for item in value):
-        return type(value)(read_cells(item) for item in value)
+        items = [read_cells(item) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     if isinstance(value, dict):
         return {key: read_cells(item) for key, item in value.items()}
     return value

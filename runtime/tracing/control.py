@@ -159,13 +159,25 @@ def _subgraphs_have_effects(attrs) -> bool:
 
 def _print_impl(*values, texts, sep, end):
     values = iter(values)
-    print(*[next(values) if text is None else text for text in texts], sep=sep, end=end)
+    print(*[_printed(text, values) for text in texts], sep=sep, end=end)
     return ()
+
+
+def _printed(text, values):
+    """One item a print op shows (control_print.py): a traced value, a text, or a container's
+    text in pieces, None for each traced value in it (shown by repr)."""
+    if text is None:
+        return next(values)
+    if isinstance(text, str):
+        return text
+    return "".join(repr(next(values)) if piece is None else piece for piece in text)
 
 
 def _print_statements(outputs, args, attrs, define):
     args = iter(args)
-    items = [next(args) if text is None else repr(text) for text in attrs["texts"]]
+    items = [next(args) if text is None else repr(text) if isinstance(text, str) else
+             "''.join([" + ", ".join(f"repr({next(args)})" if piece is None else repr(piece)
+                                     for piece in text) + "])" for text in attrs["texts"]]
     return [f"print({', '.join(items)}, sep={attrs['sep']!r}, end={attrs['end']!r})"]
 
 

@@ -69,6 +69,7 @@ from .trees import (  # noqa: F401 - the tree helpers, imported from here too
     OutputStructure, _Slot, _fill, is_array, leaves_with_paths, map_arrays, sorted_keys)
 from .math_functions import traced_round
 from .tracer_sizes import sizes_as_values
+from .tracer_text import tracer_format, tracer_text
 from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
                           rebinds_in_place, stands_for)
 from .weak_scalars import operator_method, weak_power, weak_ufunc
@@ -303,8 +304,7 @@ class Tracer:
             raise unknown_size_error("iterating over an array", self.aval)
         return (self[i] for i in range(len(self)))
 
-    def __repr__(self) -> str:
-        return f"Tracer<{self.graph_var.aval}>"
+    __repr__, __format__ = tracer_text, tracer_format  # refused in a string (tracer_text.py)
 
     # --- NumPy's dispatch protocols ----------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
