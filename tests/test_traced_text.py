@@ -9,6 +9,7 @@ of traced values in tuples, lists, dicts and dataclasses, on every call.
 import collections
 import dataclasses
 import inspect
+import logging
 
 import numpy as np
 import pytest
@@ -216,3 +217,15 @@ def test_autotrace_print_shows_each_value_where_the_text_shows_it(capsys):
         f"Partly(shown={two}) 1.0",
         f"{{'b': {three}, 'a': {four}}} {{2: {three}, 1: {four}}} [{three}, {ones}]",
         f"Partly(shown={four}) 3.0"]
+
+
+def test_a_traced_value_logged_while_tracing_shows_the_placeholder(caplog):
+    @autotrace.function
+    def f(x):
+        logging.getLogger("tests.traced_text").warning("x is %s, sum {%r}", x, x.sum())
+        return x * 2.0
+
+    np.testing.assert_allclose(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    np.testing.assert_allclose(f(np.array([3.0, 4.0])), [6.0, 8.0])
+    assert [record.getMessage() for record in caplog.records] == [
+        "x is Tracer<f64[2]>, sum {Tracer<f64[]>}"]

@@ -10,23 +10,29 @@ would hold its placeholder on every call, so it is refused at the user's line wi
 (autotrace.print prints the values on every call; or return the value and format it outside).
 Python's `print` of it, a side effect while tracing as in tf.function (the guide's "Tracing
 with ..." line), shows the placeholder, also in a string made in print's arguments
-(`print(f"x = {x}")`); so does autotrace's and NumPy's own code (messages).
+(`print(f"x = {x}")`) and in a message Python's logging formats; so does autotrace's and NumPy's own code (messages).
 """
 from __future__ import annotations
 
 import linecache
+import logging
+import os
 import sys
 import tokenize
 
 from ..primitives.registry import UntraceableError
 from ..user_frames import library_frame
 
+# Python's logging formats a record's message where it is emitted: a traced value logged while
+# tracing (`logging.info("x is %s", x)`) is printed as by print
+_LOGGING = os.path.dirname(logging.__file__) + os.sep
+
 
 def tracer_text(tracer) -> str:
     """`repr(tracer)` (and `str`): its placeholder where printed or asked by autotrace or
     NumPy, else refused."""
     frame = sys._getframe(1)
-    if library_frame(frame) or _printing(frame):
+    if _shown(frame):
         return f"Tracer<{tracer.graph_var.aval}>"
     raise _refusal("str(x), repr(x) or '%s' % x")
 
@@ -34,9 +40,15 @@ def tracer_text(tracer) -> str:
 def tracer_format(tracer, spec: str) -> str:
     """`format(tracer, spec)` (f-strings, str.format): refused in the user's code."""
     frame = sys._getframe(1)
-    if library_frame(frame) or _printing(frame):
+    if _shown(frame):
         return f"Tracer<{tracer.graph_var.aval}>"
     raise _refusal(f"f\"{{x:{spec}}}\" or format(x)" if spec else "f\"{x}\" or format(x)")
+
+
+def _shown(frame) -> bool:
+    """Whether the code running in `frame` shows the placeholder, printed or in a message."""
+    return (library_frame(frame) or frame.f_code.co_filename.startswith(_LOGGING)
+            or _printing(frame))
 
 
 def _printing(frame) -> bool:
