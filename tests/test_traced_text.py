@@ -159,14 +159,16 @@ def test_autotrace_print_of_a_dataclass_and_of_a_variable(capsys):
     @autotrace.function
     def f(x):
         count.assign_add(1.0)
-        autotrace.print("count", count, Pair(x.sum(), "b"))
+        autotrace.print("count", count, Pair(x.sum(), "b"), Pair(count, [count]))
         return x
 
     f(np.array([1.0, 2.0]))
     f(np.array([3.0, 4.0]))
     assert capsys.readouterr().out.splitlines() == [
-        f"count 1.0 Pair(first={np.float64(3.0)!r}, second='b')",
-        f"count 2.0 Pair(first={np.float64(7.0)!r}, second='b')"]
+        f"count 1.0 Pair(first={np.float64(3.0)!r}, second='b') "
+        f"Pair(first={np.float64(1.0)!r}, second=[{np.float64(1.0)!r}])",
+        f"count 2.0 Pair(first={np.float64(7.0)!r}, second='b') "
+        f"Pair(first={np.float64(2.0)!r}, second=[{np.float64(2.0)!r}])"]
 
 
 def test_autotrace_print_of_containers_outside_a_trace(capsys):

@@ -21,7 +21,7 @@ import uuid
 
 from ..ops import primitives
 from ..scopes import active_subgraphs
-from ..state import current_scope, read_cells
+from ..state import StateCell, current_scope, read_cells
 from .control_scope import current_builder
 from .tracer import GraphBuilder, Tracer
 from .trees import map_arrays
@@ -63,11 +63,13 @@ def _text(value, tracers: list):
     nonce = uuid.uuid4().hex  # no text of the user's can hold the marks
 
     def mark(leaf):
+        if isinstance(leaf, StateCell):  # a Variable in a dataclass: its value in this trace
+            leaf = leaf.read()
         if not isinstance(leaf, Tracer):
             return leaf
         held.append(leaf)
         return _Mark(nonce, len(held) - 1)
-    marked = map_arrays(value, mark, is_leaf=lambda leaf: isinstance(leaf, Tracer))
+    marked = map_arrays(value, mark, is_leaf=lambda leaf: isinstance(leaf, (Tracer, StateCell)))
     if not held:
         return str(value)
     pieces = re.split(f"\x00{nonce}:([0-9]+)\x00", str(marked))
