@@ -10,7 +10,8 @@ would hold its placeholder on every call, so it is refused at the user's line wi
 (autotrace.print prints the values on every call; or return the value and format it outside).
 Python's `print` of it, a side effect while tracing as in tf.function (the guide's "Tracing
 with ..." line), shows the placeholder, also in a string made in print's arguments
-(`print(f"x = {x}")`) and in a message Python's logging formats; so does autotrace's and NumPy's own code (messages).
+(`print(f"x = {x}")`) and in a message Python's logging formats; so does autotrace's and
+NumPy's own code (messages).
 """
 from __future__ import annotations
 
