@@ -172,6 +172,9 @@ def item_gradient(gradient, index, value):
         return gradient  # (restore_item's, of what read_item saved)
     if isinstance(gradient, dict) and index not in gradient:
         return zeros_like(value)
+    if _masked_by_traced(gradient, index) and np.ndim(value) <= np.ndim(gradient) - index.ndim:
+        # one value for every element selected: the sum of their gradients, where the mask is
+        return _sum_to(np.where(_mask_like(index, gradient), gradient, 0), value)
     selected = get_item(gradient, index)
     if not _basic_index(index) and hasattr(gradient, "shape"):
         if holds_traced(index):  # (in the graph; `[0, p]` with p traced is traced too)
@@ -184,6 +187,20 @@ def item_gradient(gradient, index, value):
             if not bool(kept.all()):
                 selected = selected * kept
     return _sum_to(selected, value)
+
+
+def _masked_by_traced(array, index) -> bool:
+    """An array indexed by a traced boolean mask, whose `array[index]` has as many items as
+    the mask has true elements: a number known when the graph runs, which differs between the
+    examples of autotrace.vmap. What the derivative saves and clears there is shaped like the
+    whole array instead (read_item, clear_item, item_gradient)."""
+    return _is_traced(index) and getattr(index, "dtype", None) == np.bool_ and hasattr(
+        array, "shape")
+
+
+def _mask_like(mask, array):
+    """The boolean `mask` (of the leading axes of `array`) with unit axes for the others."""
+    return np.reshape(mask, (*mask.shape, *(1,) * (np.ndim(array) - mask.ndim)))
 
 
 def _indexed_by_traced(array, index) -> bool:
@@ -216,6 +233,8 @@ def clear_item(gradient, index, like=None):
     out = _copy(gradient)
     if isinstance(out, dict) and index not in out:
         return out
+    if _masked_by_traced(out, index):  # (a scalar zero: no x[mask] to shape)
+        return set_item(out, index, 0)
     zeros = zeros_like(get_item(out if like is None else like, index))
     if _indexed_by_traced(out, index) or type(out) is np.ndarray and _is_traced(zeros):
         # (traced zeros: `like` is traced, in a traced derivative of a derivative)
@@ -244,6 +263,8 @@ def read_item(container, index):
         return _held(container)
     if isinstance(container, dict):
         return container.get(index, ABSENT)
+    if _masked_by_traced(container, index):  # (restore_item writes all of it back)
+        return get_item(container, Ellipsis).copy()
     item = get_item(container, index)
     return item.copy() if hasattr(item, "copy") and hasattr(item, "shape") else item
 
@@ -284,6 +305,8 @@ def restore_item(container, index, saved):
     elif saved is ABSENT:
         # (gone already where another name bound to this dict had its key restored first)
         container.pop(index, None)
+    elif _masked_by_traced(container, index):  # (read_item saved all of it)
+        return set_item(container, Ellipsis, saved)
     elif isinstance(container, np.ndarray):
         return set_item(container, index, saved)
     else:

@@ -401,13 +401,36 @@ def _mask_assign_rule(aval, value, mask, index):
     return aval
 
 
+def _mask_assign_batching(call):
+    """x[mask] = value for each example: `np.where(mask, value, x)` where one example's value
+    is the same for every element the mask selects (a scalar, or a row that broadcasts), as
+    each example's mask selects as many as it has true elements; else each example's own."""
+    x_ndim, mask_ndim = call.example_ndim(0), call.example_ndim(2)
+    value_shape = call.example_shape(1)
+    while value_shape[:1] == (1,):  # NumPy drops a value's leading axes of length 1
+        value_shape = value_shape[1:]
+    if len(value_shape) > x_ndim - mask_ndim:  # rows, one a true element: each example's own
+        return unrolled_batching(call)
+    x = call.with_batch(0)
+    mask = call.args[2] if call.batched[2] else np.reshape(call.args[2], (1, *np.shape(
+        call.args[2])))
+    mask = np.reshape(mask, (*np.shape(mask), *(1,) * (x_ndim - mask_ndim)))
+    value = call.args[1]
+    if call.batched[1]:
+        value = np.reshape(value, (call.size, *(1,) * (x_ndim - len(value_shape)), *value_shape))
+    elif np.ndim(value) > len(value_shape):
+        value = np.reshape(value, value_shape)
+    result = np.where(mask, value, x)
+    return result if result.dtype == x.dtype else result.astype(x.dtype)
+
+
 # `x[mask] = value` with a traced boolean mask (its index is always `(#0,)`, the mask): the value
 # is a scalar, or has as many rows as the mask has true elements (NumPy checks that when the
 # graph runs). It runs as `setitem` does; only its shape rule differs.
 register(Primitive("mask_assign", _setitem, _mask_assign_rule, statements=_setitem_statements,
                    fresh=True, writes_into=(0,),
                    array_api_statements=_array_api_setitem_statements,
-                   batching=unrolled_batching))
+                   batching=_mask_assign_batching))
 
 
 def setitem(x, index, value):
