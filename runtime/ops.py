@@ -26,6 +26,7 @@ from .primitives import pad as ops_pad
 from .primitives import polynomials as ops_polynomials
 from .primitives import reduce as ops_reduce
 from .primitives import shape as ops_shape
+from .primitives import stride_tricks as ops_stride_tricks
 from .primitives import trapezoid as ops_trapezoid
 from .primitives import convolution
 from .primitives import pooling

@@ -27,6 +27,7 @@ from typing import Any, Callable, NamedTuple
 import math
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
@@ -634,6 +635,12 @@ TABLE += [
     E("hsplit/2d", np.hsplit, normal((2, 5)), dict(indices_or_sections=[1, 3])),
     E("vsplit", np.vsplit, normal((4, 2)), dict(indices_or_sections=2)),
     E("dsplit", np.dsplit, normal((2, 1, 5)), dict(indices_or_sections=[2])),
+    E("sliding_window_view", sliding_window_view, lambda rng: (rng.standard_normal(6), 3)),
+    E("sliding_window_view/2d", sliding_window_view,
+      lambda rng: (rng.standard_normal((3, 5)), (2, 3))),
+    E("sliding_window_view/axis-twice", sliding_window_view,
+      lambda rng: (rng.standard_normal((2, 8)), (2, 3)), dict(axis=(1, 1)),
+      note="two windows along one axis: every item is read by up to six windows"),
     E("tile", np.tile, lambda rng: (rng.standard_normal((2, 3)), (2, 1, 2))),
     E("tile/int", np.tile, lambda rng: (rng.standard_normal(2), 3)),
     E("repeat/flat", np.repeat, lambda rng: (rng.standard_normal((2, 3)), 2)),
@@ -810,6 +817,9 @@ TABLE += [
     E("helper:unarray/array", ops.unarray, normal((1, 3), (3,)), wrt=(_G,)),
     E("helper:array_like", ops.array_like, normal((6,), (2, 3)), wrt=(_G,)),
     E("helper:untile", ops.untile, _with(_n(2, 2, 6), _n(2, 3), (2, 1, 2)), wrt=(_G,)),
+    E("helper:unwindow", ops.unwindow, _with(_n(4, 3), _n(6), 3), wrt=(_G,)),
+    E("helper:unwindow/axis0", ops.unwindow, _with(_n(2, 3, 2), _n(3, 3), 2), dict(axis=0),
+      wrt=(_G,)),
     E("helper:unrepeat", ops.unrepeat, _with(_n(3, 4), _n(3, 2), 2), dict(axis=1), wrt=(_G,)),
     E("helper:unrepeat/counts", ops.unrepeat, _with(_n(3), _n(3), [2, 0, 1]), wrt=(_G,)),
     E("helper:unpad", ops.unpad, _with(_n(4, 5), ((1, 1), (2, 0))), wrt=(_G,)),

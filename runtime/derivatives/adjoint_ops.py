@@ -35,7 +35,8 @@ from .structural_adjoints import (  # noqa: F401
     _FLOAT_KINDS, _as_float, _float_zeros, _holds_floats, _python_numbers_alone,
     array_like, diag_adjoint, delete_sources, diagonal_adjoint, diff_part, insert_places, join,
     reshape_each, reshape_each_back, sort_like, split_like, take_at, unarray, unpad,
-    unpad_values, unrepeat, unsort, unstack, untake, untake_along, untile)
+    unpad_values, unrepeat, unsort, unstack, untake, untake_along, untile, unwindow,
+    writeable_windows)
 from ..devices import array_module
 from ..primitives.index import as_array, holds_traced, stacked
 from ..primitives.shape import broadcast_like as broadcast_to_shape_of, dimension_size

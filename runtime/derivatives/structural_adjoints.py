@@ -22,6 +22,7 @@ from ..primitives.grids import check_indexing, grid_axis
 from ..primitives.index import add_at, as_array, get_item, holds_traced, set_item
 from ..primitives.insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
 from ..primitives.pad import pad_sides
+from ..primitives.stride_tricks import WRITEABLE_WINDOWS, window_axes
 
 _FLOAT_KINDS = "fc"
 
@@ -182,6 +183,32 @@ def untile(g, A, reps):
     interleaved = [n for pair in zip(reps, full) for n in pair]
     summed = xp.sum(xp.reshape(g, interleaved), axis=tuple(range(0, 2 * ndim, 2)))
     return _as_float(summed) if type(A) is float else xp.reshape(summed, shape)
+
+
+def writeable_windows(writeable) -> bool:
+    """sliding_window_view's `writeable`, False: True is refused (its windows overlap, and
+    writes through one change others)."""
+    if writeable:
+        raise NotImplementedError(f"autotrace does not differentiate {WRITEABLE_WINDOWS}")
+    return False
+
+
+def unwindow(g, x, window_shape, axis=None, writeable=False):
+    """The adjoint of sliding_window_view(x, window_shape, axis): the gradient of each window
+    added back to the items it read. One window axis at a time, from the last: its gradient
+    at offset k (g[..., k]) goes to the items k further along the axis it slides on."""
+    writeable_windows(writeable)
+    xp = array_module(g)
+    window, axes = window_axes(np.ndim(x), window_shape, axis)
+    for size, along in reversed(list(zip(window, axes))):
+        widths = [(0, 0)] * (np.ndim(g) - 1)
+        total = None
+        for offset in range(size):
+            widths[along] = (offset, size - 1 - offset)
+            part = xp.pad(g[..., offset], widths)
+            total = part if total is None else total + part
+        g = total
+    return g
 
 
 def unrepeat(g, a, repeats, axis=None):

@@ -9,9 +9,11 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ..primitives.index import holds_traced
 from ..primitives.registry import UntraceableError
+from ..primitives.stride_tricks import AS_STRIDED
 
 _NO_LAYOUT = ("a traced value has no memory layout (the compiled graph chooses it): use "
               "np.asarray(x), or x.copy() for a new array that writes into do not reach x")
@@ -37,6 +39,16 @@ def _refusing(function, hint: str):
     return call
 
 
+def _refusing_all(function, reason: str):
+    """`function` refusing a traced argument: `reason` names it and says why."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        if holds_traced(args) or holds_traced(tuple(kwargs.values())):
+            raise UntraceableError(f"autotrace cannot trace {reason}")
+        return function(*args, **kwargs)
+    return call
+
+
 class _Vectorized(np.vectorize):
     """np.vectorize, refusing traced arguments: it calls its function on each item's Python
     value, which a traced array has not while tracing."""
@@ -52,4 +64,6 @@ class _Vectorized(np.vectorize):
 
 
 REFUSED_FUNCTIONS = {function: _refusing(function, hint) for function, hint in _HINTS.items()}
+REFUSED_FUNCTIONS[as_strided] = _refusing_all(as_strided, AS_STRIDED)
+
 REFUSED_FUNCTIONS[np.vectorize] = _Vectorized

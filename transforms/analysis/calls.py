@@ -243,8 +243,11 @@ def classify_value(value) -> Call:
             return Call("rule", value)
     except TypeError:  # unhashable callables
         pass
-    if inspect.isfunction(value) and hasattr(value, "__autotrace_no_rule_hint__"):
-        return Call("unknown", value)  # (autotrace's, not differentiated: the hint says why)
+    if inspect.isfunction(value) and (hasattr(value, "__autotrace_no_rule_hint__")
+                                      or refused_reason(value) is not None):
+        # (autotrace's, not differentiated, or NumPy's Python function that autotrace
+        # refuses, np.lib.stride_tricks.as_strided: the hint says why, not its source)
+        return Call("unknown", value)
     if inspect.ismethod(value) or inspect.isfunction(value):
         return Call("user", value)
     if isinstance(value, functools.partial):  # its function is known when the call runs

@@ -12,6 +12,7 @@ Not closed: `einsum_adjoint_cross` and `einsum_jvp_cross` (only third derivative
 them) have no rules, nor have the `*_cross` helpers of matrix chains.
 """
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like, broadcast_like,
                                                 clip_weights, delete_sources, diag_adjoint,
@@ -32,7 +33,7 @@ from ...runtime.derivatives.adjoint_ops import (array_like, broadcast_each_like,
                                                 unbroadcast, unbroadcast_each, unpad,
                                                 unpad_values, unreduce, unrepeat, unsort,
                                                 unstack, untake, untake_along,
-                                                untile, vector_norm_power)
+                                                untile, unwindow, vector_norm_power)
 from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjoint_b,
                                                      dot_adjoint_a, dot_adjoint_b, einsum_adjoint,
                                                      einsum_adjoint_cross, einsum_jvp,
@@ -307,6 +308,11 @@ def untile_rule(z, g, A, reps):
 @linear(unrepeat)
 def unrepeat_rule(z, g, a, repeats, axis=None):
     d[g] = np.repeat(d[z], repeats, axis)
+
+
+@linear(unwindow, call="g, x, window_shape, axis")
+def unwindow_rule(z, g, x, window_shape, axis=None, writeable=False):
+    d[g] = sliding_window_view(d[z], window_shape, axis)
 
 
 @linear(unpad)

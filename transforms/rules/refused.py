@@ -203,8 +203,14 @@ refused_functions.update({
     math.prod: "write np.prod(np.stack(values))",
 })
 
-# Python's builtins that pass values through in ways autotrace does not follow.
+# Python's builtins that pass values through in ways autotrace does not follow, and NumPy's
+# functions beyond numpy, numpy.linalg and numpy.fft that do.
 refused_functions.update({
+    np.lib.stride_tricks.as_strided: "it makes a view of strides in bytes, which may overlap "
+                                     "or reach past the array, and autotrace follows no values "
+                                     "through it: for sliding windows use np.lib.stride_tricks."
+                                     "sliding_window_view(x, window_shape, axis), which is "
+                                     "differentiated; for repeats np.broadcast_to",
     divmod: REFUSED["divmod"],
     iter: "autotrace follows no iterator: take the items by index (items[0]) or loop over "
           "them with for",
@@ -217,7 +223,8 @@ refused_functions.update({
 
 def refused_reason(function) -> str | None:
     """Why autotrace has no derivative rule for `function`, if it is one of NumPy's (or
-    Python's divmod, iter, next, set or frozenset, or one of the math module's)."""
+    Python's divmod, iter, next, set or frozenset, one of the math module's, or
+    np.lib.stride_tricks.as_strided)."""
     try:
         return refused_functions.get(function)
     except TypeError:  # an unhashable callable: not NumPy's

@@ -9,13 +9,15 @@ one gradient per element and take the sequence of the elements' tangents; variad
 (atleast_1d, broadcast_arrays, meshgrid) give one gradient per argument.
 """
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ...runtime.derivatives.adjoint_ops import (broadcast_each_like, delete_sources, diag_adjoint,
                                                 hstack_axis, insert_places, inverse_permutation,
                                                 negate_shift, reshape_each, reshape_each_back,
                                                 split_like, take_at, unarray, unbroadcast,
                                                 unbroadcast_each, unpad, unpad_values, unrepeat,
-                                                unstack, untake, untake_along, untile)
+                                                unstack, untake, untake_along, untile, unwindow,
+                                                writeable_windows)
 from ...runtime.derivatives.structural_adjoints import (memory_order, meshgrid_adjoint,
                                                        meshgrid_tangent, pad_tangent_mode)
 from ...runtime.derivatives.real_only import refuse_real_part
@@ -25,6 +27,8 @@ from .core import adjoint, constant, d, tangent
 from .declarations import linear
 
 
+# sliding_window_view's writeable=True is refused (its windows overlap); False passes.
+constant(writeable_windows)
 # "A" and "K" read the items in the order of a's memory layout: the tangent and the gradient
 # read theirs (laid out anew) in that same order, named.
 constant(memory_order, diagonal_index, diagonal_order)
@@ -75,6 +79,13 @@ def swapaxes_rule(y, a, axis1, axis2):
 @linear(np.moveaxis)
 def moveaxis_rule(y, a, source, destination):
     d[a] = np.moveaxis(d[y], destination, source)
+
+
+# A read-only view whose windows overlap: its adjoint adds each window's gradient back.
+@linear(sliding_window_view,
+        call="x, window_shape, axis, writeable=writeable_windows(writeable)")
+def sliding_window_view_rule(y, x, window_shape, axis=None, *, subok=False, writeable=False):
+    d[x] = unwindow(d[y], x, window_shape, axis, writeable)
 
 
 @linear(np.flip)
