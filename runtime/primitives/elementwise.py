@@ -320,14 +320,15 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
         a, b = (v if is_traced(v) or isinstance(v, np.ndarray) else np.asarray(v) for v in inputs)
         return apply_ufunc(ufunc, "__call__", np.reshape(a, a.shape + (1,) * b.ndim), b, **kwargs)
     dtype = kwargs.pop("dtype", None)
-    masked = (ufunc, method) == (np.add, "reduce")  # where=: by np.sum's binding, as traced
+    function = ufunc_methods.get((ufunc.__name__, method))  # filled by reduce.py
+    summed = (ufunc, method) == (np.add, "reduce")  # where=: by np.sum's binding, as traced
+    masked = summed or getattr(function, "takes_where", False)  # (np.logaddexp.reduce's too)
     reject_arguments(f"numpy.{ufunc.__name__}", where=None if masked else kwargs.pop("where", None),
                      casting=kwargs.pop("casting", None), order=kwargs.pop("order", None),
                      subok=kwargs.pop("subok", None))
     if dtype is not None and method == "__call__":
         inputs = _in_loop_dtypes(ufunc, inputs, np.dtype(dtype))
     elif dtype is not None:
-        function = ufunc_methods.get((ufunc.__name__, method))
         if function is not None and "dtype" in inspect.signature(function).parameters:
             kwargs["dtype"] = dtype  # np.sum(a, dtype=...): NumPy reduces in that dtype
         else:
@@ -337,13 +338,12 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
             raise untraceable(f"numpy.{ufunc.__name__}")
         check_unknown_sizes(ufunc.__name__, inputs, core=2 if ufunc is np.matmul else 0)
         return bind(ufunc.__name__, *inputs)
-    function = ufunc_methods.get((ufunc.__name__, method))  # filled by reduce.py
     if function is None or "out" in kwargs:
         keywords = ", ".join(f"{keyword}=" for keyword in kwargs)
         raise untraceable(f"numpy.{ufunc.__name__}.{method}" if method != "__call__"
                           else f"numpy.{ufunc.__name__} with {keywords}")
     kwargs.setdefault("axis", 0)  # ufunc.reduce and .accumulate default to the first axis
-    return (numpy_functions[function] if masked else function)(*inputs, **kwargs)
+    return (numpy_functions[function] if summed else function)(*inputs, **kwargs)
 
 
 def _in_loop_dtypes(ufunc: np.ufunc, inputs: tuple, dtype: np.dtype) -> tuple:

@@ -1,5 +1,5 @@
 """Reductions and scans: sum, prod, max, min, mean, var, std, any, all, argmax, argmin,
-cumsum, cumprod.
+cumsum, cumprod, and np.logaddexp.reduce (np.logaddexp2's).
 
 A reduction's `axis` attribute is always a sorted tuple of non-negative axes (np.sum(x) on a
 matrix is `reduce_sum[axis=(0, 1)]`), so equal reductions look equal to common-subexpression
@@ -12,9 +12,9 @@ import numpy as np
 
 from ..abstract import AbstractArray, carried_origins
 from .batching import axis_batching
-from .registry import (UntraceableError, array_method, bind, define_function, normalize_axes,
-                       normalize_axis, reject_arguments, static, static_dtype, traces,
-                       ufunc_methods)
+from .registry import (UntraceableError, array_method, bind, call_source, define_function,
+                       normalize_axes, normalize_axis, reject_arguments, static, static_dtype,
+                       traces, ufunc_methods)
 
 
 def _reduced_shape(shape: tuple, axis: tuple, keepdims: bool) -> tuple:
@@ -124,14 +124,18 @@ def _masked(name, a, axes, options, where):
     """np.sum(a, where=w) and np.mean(a, where=w) as NumPy computes them: `a` with the elements
     w leaves out as zeros, summed in the dtype of np.mean's result (a float one for integers),
     NumPy's ValueError where w does not broadcast to a's shape. Returns (a masked, options)."""
-    shape = np.shape(a)
-    if len(np.shape(where)) > len(shape) or np.broadcast_shapes(np.shape(where), shape) != shape:
-        raise ValueError(f"non-broadcastable operand with shape {np.shape(where)} doesn't match "
-                         f"the broadcast shape {shape} (where= of numpy's reduction)")
+    _check_where(where, np.shape(a))
     if name == "mean":
         dtype = getattr(a, "dtype", None) or np.asarray(a).dtype
         options = {**options, "dtype": options.get("dtype") or np.mean(np.zeros(1, dtype)).dtype}
     return np.where(where, a, 0), options
+
+
+def _check_where(where, shape: tuple) -> None:
+    """NumPy's ValueError where a reduction's where= does not broadcast to its array's shape."""
+    if len(np.shape(where)) > len(shape) or np.broadcast_shapes(np.shape(where), shape) != shape:
+        raise ValueError(f"non-broadcastable operand with shape {np.shape(where)} doesn't match "
+                         f"the broadcast shape {shape} (where= of numpy's reduction)")
 
 
 def _from_initial(name, a, axes, options, initial):
@@ -207,6 +211,49 @@ for _ufunc, _function in ((np.add, np.sum), (np.multiply, np.prod), (np.maximum,
     ufunc_methods[(_ufunc.__name__, "reduce")] = _function  # np.add.reduce is np.sum
 ufunc_methods[("logical_and", "reduce")] = _logical_reduce(np.logical_and, np.all, True)
 ufunc_methods[("logical_or", "reduce")] = _logical_reduce(np.logical_or, np.any, False)
+
+
+def _array_api_log_add_reduce(ufunc):
+    """The reduction over an array-API namespace (NumPy's names `np`), which has no ufunc
+    methods: the log of the sum of the exponentials, each taken less the largest term."""
+    exp, log = ("exp", "log") if ufunc is np.logaddexp else ("exp2", "log2")
+
+    def reduce(np, a, axis, keepdims=False):
+        largest = np.max(a, axis=axis, keepdims=True)
+        largest = np.where(largest > -np.inf, largest, 0.0)  # (all -inf: -inf, not nan)
+        total = getattr(np, log)(np.sum(getattr(np, exp)(a - largest), axis=axis,
+                                        keepdims=True)) + largest
+        return total if keepdims else np.reshape(total, _reduced_shape(a.shape, axis, False))
+    return reduce
+
+
+def _log_add_reduce(ufunc):
+    """np.logaddexp.reduce (np.logaddexp2's): its own op, which NumPy computes, as no other
+    reduction is it; an `initial` is one more term, added by the ufunc itself."""
+    name = f"reduce_{ufunc.__name__}"
+    numpy_name = f"numpy.{ufunc.__name__}.reduce"
+    define_function(name, ufunc.reduce, abstract_eval=_reduction_rule(ufunc.reduce),
+                    fresh=True, source=lambda args, attrs: call_source(
+                        f"np.{ufunc.__name__}.reduce", args, attrs),
+                    array_api_source=lambda args, attrs: call_source(f"np.{name}", args, attrs),
+                    array_api_function=_array_api_log_add_reduce(ufunc),
+                    batching=axis_batching("axis"))
+
+    def reduce(array, axis=0, keepdims=False, initial=np._NoValue, where=True):
+        axes = _ufunc_axes(_static_axis(axis, numpy_name), np.ndim(array), numpy_name)
+        if where is not True:  # the elements left out as -inf, which add nothing
+            _check_where(where, np.shape(array))
+            array = np.where(where, array, -np.inf)
+        reduced = bind(name, array, axis=axes, **_options(keepdims))
+        if initial is np._NoValue or initial is None:  # (None: no initial, as NumPy reads it)
+            return reduced
+        return ufunc(reduced, _cast(initial, reduced.dtype))
+    reduce.takes_where = True  # (runtime/primitives/elementwise.py apply_ufunc)
+    return reduce
+
+
+for _ufunc in (np.logaddexp, np.logaddexp2):
+    ufunc_methods[(_ufunc.__name__, "reduce")] = _log_add_reduce(_ufunc)
 
 
 # --- argmax and argmin: one axis or none (the flattened array) ----------------------------------

@@ -128,6 +128,46 @@ def std_tangent(y, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
             / (y * (reduced_size(a, axis) - ddof)))
 
 
+# np.logaddexp.reduce: y = log(sum(exp(a))), so each term's gradient is its share of the sum,
+# exp(a - y), an initial's too (np.logaddexp2's: log2 and exp2). The elements where= leaves out
+# get none.
+
+@adjoint(np.logaddexp.reduce)
+def logaddexp_reduce_rule(y, array, axis=0, dtype=None, *, keepdims=False, initial=None,
+                          where=True):
+    shares = np.exp(array - unreduce(y, array, axis, keepdims))
+    d[array] = unreduce(d[y], array, axis, keepdims) * (shares if where is True else np.where(
+        where, shares, 0.0))
+    d[initial] = 0.0 if initial is None else np.sum(d[y] * np.exp(initial - y))
+
+
+@tangent(np.logaddexp.reduce)
+def logaddexp_reduce_tangent(y, array, axis=0, dtype=None, *, keepdims=False, initial=None,
+                             where=True):
+    shares = np.exp(array - unreduce(y, array, axis, keepdims))
+    d[y] = (np.sum(d[array] * shares, axis=axis, keepdims=keepdims) if where is True else np.sum(
+        d[array] * shares, axis=axis, keepdims=keepdims, where=where)) + (
+        0.0 if initial is None else d[initial] * np.exp(initial - y))
+
+
+@adjoint(np.logaddexp2.reduce)
+def logaddexp2_reduce_rule(y, array, axis=0, dtype=None, *, keepdims=False, initial=None,
+                           where=True):
+    shares = np.exp2(array - unreduce(y, array, axis, keepdims))
+    d[array] = unreduce(d[y], array, axis, keepdims) * (shares if where is True else np.where(
+        where, shares, 0.0))
+    d[initial] = 0.0 if initial is None else np.sum(d[y] * np.exp2(initial - y))
+
+
+@tangent(np.logaddexp2.reduce)
+def logaddexp2_reduce_tangent(y, array, axis=0, dtype=None, *, keepdims=False, initial=None,
+                              where=True):
+    shares = np.exp2(array - unreduce(y, array, axis, keepdims))
+    d[y] = (np.sum(d[array] * shares, axis=axis, keepdims=keepdims) if where is True else np.sum(
+        d[array] * shares, axis=axis, keepdims=keepdims, where=where)) + (
+        0.0 if initial is None else d[initial] * np.exp2(initial - y))
+
+
 @linear(np.cumsum, call="a, axis")
 def cumsum_rule(y, a, axis=None, dtype=None):
     # A cumulative sum read backwards; with axis=None the input was flattened.
