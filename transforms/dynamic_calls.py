@@ -34,6 +34,7 @@ from .front.line_map import user_place
 from .errors import TransformError
 from .reverse.built_objects_and_super import as_function
 from .front.partials import partial_caller
+from .front.python_versions import python_version
 from .front.varargs import for_call
 from .analysis.live_names import is_current, transform_lock
 from .analysis.random_draws import refuse_draws_in
@@ -142,6 +143,7 @@ def unbind_method(func, args, wrt: WithRespectTo):
         func = custom_caller(func)
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
+    func = python_version(func)  # functools.reduce: its Python version, which is derived
     if is_namedtuple_replace(func):  # derived as autotrace's twin of it, its object first
         return replace_namedtuple_call, (func.__self__,) + tuple(args), wrt.past_self()
     if inspect.ismethod(func):

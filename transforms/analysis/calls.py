@@ -13,6 +13,7 @@ import gast
 import numpy as np
 
 from ..front.parsing import MISSING, resolve
+from ..front.python_versions import PYTHON_VERSIONS
 from ..rules.core import adjoint_rules, constant_functions, tangent_rules
 from ..rules.refused import refused_reason
 
@@ -235,6 +236,8 @@ def classify_value(value) -> Call:
             pass
         return Call("custom" if isinstance(wrapped, CustomGradient) else "user", wrapped)
     try:
+        if value in PYTHON_VERSIONS:  # functools.reduce: derived from a Python version's source
+            return Call("user", PYTHON_VERSIONS[value])
         # Constants first: floor_divide has rules too, for `a // b` (see rules/elementwise.py).
         if value in constant_functions or value in CONSTANT_BUILTINS or (
                 inspect.ismethod(value) and value.__func__ in constant_functions):

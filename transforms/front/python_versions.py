@@ -1,0 +1,76 @@
+"""Python versions of functions written in C, which autotrace differentiates from their source.
+
+functools.reduce has no Python source to read, yet what it computes is a loop of calls of the
+function it is given, which autotrace follows: a call of it is differentiated as a call of
+`reduce` below (transforms/analysis/calls.py classify_value, dynamic_calls.py for a call
+resolved when it runs). So `functools.reduce(lambda h, W: np.tanh(h @ W), Ws, x)` has the
+gradient of the loop it runs, in every mode, with respect to the items and the initial value.
+The operator module's arithmetic (operator.add is `a + b`) is differentiated as its operator.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+
+_NO_INITIAL = object()  # reduce's initial when none is given
+
+
+def reduce(function, iterable, initial=_NO_INITIAL):
+    """functools.reduce: `function(...function(function(initial, a), b)..., z)` for the items
+    a, b, ..., z of `iterable` (without `initial`, starting from a)."""
+    value = initial
+    first = initial is _NO_INITIAL
+    for item in iterable:
+        if first:
+            value = item
+            first = False
+        else:
+            value = function(value, item)
+    if first:
+        raise TypeError("reduce() of empty iterable with no initial value")
+    return value
+
+
+# The operator module's arithmetic, which functools.reduce is often given: each is its
+# operator, whose rules apply.
+
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+
+
+def truediv(a, b):
+    return a / b
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def power(a, b):
+    return a ** b
+
+
+def neg(a):
+    return -a
+
+
+# Each C function, by the Python version differentiated in its place.
+PYTHON_VERSIONS = {functools.reduce: reduce, operator.add: add, operator.sub: sub,
+                   operator.mul: mul, operator.truediv: truediv, operator.matmul: matmul,
+                   operator.pow: power, operator.neg: neg}
+
+
+def python_version(func):
+    """The Python version of `func` where it has one, else `func` itself."""
+    try:
+        return PYTHON_VERSIONS.get(func, func)
+    except TypeError:  # unhashable callables
+        return func
