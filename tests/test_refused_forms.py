@@ -1,5 +1,6 @@
 """Forms of NumPy calls that the derivative rules do not take, refused with what to write,
-where they gave a wrong gradient before: np.einsum's sublist form, and the functions not
+where they gave a wrong gradient before: np.einsum's sublist form with sublists held in names
+(written in the call, it is differentiated as the subscripts string), and the functions not
 holomorphic in complex values (norm, var, std, slogdet, pinv, vdot's conjugated argument). The
 absolute value of complex values, refused before, is differentiated as JAX does."""
 import numpy as np
@@ -11,8 +12,10 @@ from tests.numeric import central_difference
 C = np.array([1.0, 2.0, 3.0])
 X = np.arange(6.0).reshape(2, 3) / 4.0
 
-SUBLIST_MESSAGE = ("np.einsum has a derivative rule only for its subscripts-string form: write "
-                   "np.einsum('ij,j->i', a, b) rather than np.einsum(a, [0, 1], b, [1], [0])")
+SUBLIST_MESSAGE = ("np.einsum's sublist form has derivative rules where each sublist is a list "
+                   "of ints written in the call, as in np.einsum(a, [0, 1], b, [1], [0]), and "
+                   "here one is not: write the sublists so, or the subscripts string "
+                   "(np.einsum('ij,j->i', a, b))")
 
 
 def sums_columns_by_sublists(x):
@@ -23,13 +26,35 @@ def contracts_by_sublists_second(x):
     return np.sum(np.einsum(C, [1], x, [0, 1], [0]) ** 2)
 
 
+def sums_columns_by_named_sublists(x):
+    rows_columns, columns = [0, 1], [1]
+    return np.sum(np.einsum(x, rows_columns, columns) * C)
+
+
+def contracts_by_named_sublists_second(x):
+    vector = [1]
+    return np.sum(np.einsum(C, vector, x, [0, 1], [0]) ** 2)
+
+
 def contracts_by_subscripts(x):
     return np.sum(np.einsum("ij,j->i", x, C) ** 2)
 
 
 @pytest.mark.parametrize("function", [sums_columns_by_sublists, contracts_by_sublists_second],
                          ids=["first_operand", "second_operand"])
-def test_the_sublist_form_of_einsum_is_refused(function):
+def test_the_sublist_form_of_einsum_written_in_the_call_is_differentiated(function):
+    # (written as the subscripts string: 'AB->B', 'B,AB->A')
+    expected = central_difference(function, X)
+    np.testing.assert_allclose(autotrace.grad(function)(X), expected, rtol=1e-7)
+    direction = np.ones_like(X)
+    np.testing.assert_allclose(autotrace.jvp(function, (X,), (direction,))[1],
+                               np.sum(expected * direction), rtol=1e-7)
+
+
+@pytest.mark.parametrize("function", [sums_columns_by_named_sublists,
+                                      contracts_by_named_sublists_second],
+                         ids=["first_operand", "second_operand"])
+def test_the_sublist_form_of_einsum_with_sublists_in_names_is_refused(function):
     with pytest.raises(NotImplementedError) as refused:
         autotrace.grad(function)(X)
     assert str(refused.value) == SUBLIST_MESSAGE

@@ -210,13 +210,16 @@ def _three_vectors(xp, vectors):
 # operands, written with explicit subscripts.
 
 def einsum_sublists_refused(subscripts) -> None:
-    """Raises for np.einsum's sublist form (`np.einsum(a, [0, 1], b, [1], [0])`), whose first
-    argument is an operand: the rules take the subscripts string alone (which gets no
-    gradient: None)."""
+    """Raises for np.einsum's sublist form whose sublists the source does not write as lists
+    of ints (transforms/front/method_receivers.py writes those as the subscripts string):
+    its first argument is an operand, and the rules take the subscripts string alone (which
+    gets no gradient: None)."""
     if not isinstance(subscripts, str):
         raise NotImplementedError(
-            "np.einsum has a derivative rule only for its subscripts-string form: write "
-            "np.einsum('ij,j->i', a, b) rather than np.einsum(a, [0, 1], b, [1], [0])")
+            "np.einsum's sublist form has derivative rules where each sublist is a list of "
+            "ints written in the call, as in np.einsum(a, [0, 1], b, [1], [0]), and here one "
+            "is not: write the sublists so, or the subscripts string (np.einsum('ij,j->i', a, "
+            "b))")
 
 
 def _einsum_subscripts(subscripts, operands):

@@ -313,6 +313,39 @@ register(Primitive("einsum", _einsum, _einsum_rule, source=_einsum_source,
                    array_api_function=array_api_products.einsum, batching=_einsum_batching))
 
 
+# The labels of np.einsum's sublist form, by number: 0-25 are A-Z, 26-51 a-z, as NumPy reads them.
+_EINSUM_LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def einsum_operands(subscripts, operands) -> tuple[str, list]:
+    """np.einsum's subscripts string and arrays, of either of its forms: the string form
+    ('ij,jk->ik', a, b) as it is, the sublist form (a, [0, 1], b, [1, 2], [0, 2]: its first
+    argument an array) as ('AB,BC->AC', [a, b])."""
+    if isinstance(subscripts, str):
+        return subscripts, list(operands)
+    rest = list(operands)  # sublist, array, sublist, ..., sublist, and the output's or not
+    output = rest.pop() if len(rest) % 2 == 0 else None
+    return sublist_subscripts(rest[0::2], output), [subscripts, *rest[1::2]]
+
+
+def sublist_subscripts(sublists, output=None) -> str:
+    """The subscripts string of np.einsum's sublists (and output sublist, or None):
+    [[0, 1], [1, 2]], [0, 2] -> 'AB,BC->AC'."""
+    def labels(sublist) -> str:
+        text = ""
+        for label in sublist:
+            if label is Ellipsis:
+                text += "..."
+            elif isinstance(label, (int, np.integer)) and 0 <= label < len(_EINSUM_LABELS):
+                text += _EINSUM_LABELS[label]
+            else:
+                raise ValueError(f"np.einsum: a sublist holds ints in [0, 52) and Ellipsis, "
+                                 f"not {label!r}")
+        return text
+    string = ",".join(labels(sublist) for sublist in sublists)
+    return string if output is None else f"{string}->{labels(output)}"
+
+
 def _einsum_is_view(subscripts: str, operands: int) -> bool:
     """Whether np.einsum(subscripts, *operands) is a view of its operand, as NumPy's is (for
     any `optimize`) where there is one operand and nothing is summed: every label of it is in
@@ -336,7 +369,8 @@ def _einsum_source_view(subscripts, *operands, **options) -> tuple:
 def _einsum_view(view, subscripts, *operands, **options):
     """FunctionFacts.view of np.einsum: a view of its operand is written back into it at the
     elements it reads (found by running the einsum on their flat positions)."""
-    if not isinstance(subscripts, str) or not _einsum_is_view(subscripts, len(operands)):
+    subscripts, arrays = einsum_operands(subscripts, operands)
+    if not _einsum_is_view(subscripts, len(arrays)):
         return None
 
     def write(base, value):
@@ -352,10 +386,10 @@ def _einsum_view(view, subscripts, *operands, **options):
 @traces(np.einsum, view=_einsum_view, source_view=_einsum_source_view)
 def bind_einsum(*operands, out=None, optimize=False, **kwargs):
     reject_arguments("numpy.einsum", out=out, **kwargs)
-    subscripts, *arrays = operands
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("autotrace traces numpy.einsum with a subscripts string "
-                                  "only, like np.einsum('ij,jk->ik', a, b)")
+    subscripts, arrays = einsum_operands(operands[0], [
+        static(operand, "a sublist of numpy.einsum") if position % 2 == 0 else operand
+        for position, operand in enumerate(operands[1:])] if not isinstance(
+            operands[0], str) else operands[1:])
     options = {"optimize": static(optimize, "einsum's optimize")} if optimize else {}
     return bind("einsum", *arrays, subscripts=subscripts.replace(" ", ""), **options)
 

@@ -504,7 +504,8 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
             if method in ("items", "keys", "values") and not args:
                 return self.call(name(self.helper_name("dict_" + method)), [func.value], [])
         reduction = self.ufunc_reduction(func, args, keywords) or self.singular_values(
-            func, args, keywords)  # np.add.reduce(x): np.sum; svd without U, V: svdvals
+            func, args, keywords) or self.einsum_sublists(func, args, keywords)
+        # (np.add.reduce(x): np.sum; svd without U, V: svdvals; einsum's sublists: a string)
         if reduction is not None:
             return reduction
         # `p.method(x)` keeps its callee: the gradient of `p` is that of the method's self.

@@ -40,6 +40,7 @@ from .parsing import MISSING, parse_function, resolve
 from .star_arguments import joined, unpacks
 from ..rules.core import constant
 from ...runtime.ops import array_methods, numpy_functions, ufunc_methods
+from ...runtime.primitives.linalg import sublist_subscripts
 
 ARRAY, OTHER, PASSED, UNKNOWN = "array", "other", "passed", "unknown"
 
@@ -531,6 +532,32 @@ class ArrayMethodCalls:
         linalg = gast.Attribute(value=name(self.numpy_name), attr="linalg", ctx=gast.Load())
         return self.call(gast.Attribute(value=linalg, attr="svdvals", ctx=gast.Load()),
                          [given["a"]], [])
+
+    def einsum_sublists(self, func, args, keywords):
+        """`np.einsum(a, [0, 1], b, [1, 2], [0, 2])` as `np.einsum('AB,BC->AC', a, b)`, whose
+        rules apply, where every sublist is a list or tuple of ints (and `...`) written in the
+        call; None for any other call."""
+        if resolve(func, self.namespace) is not np.einsum or unpacks(args, keywords) or \
+                len(args) < 2 or isinstance(args[0], gast.Constant):
+            return None
+        pairs = args[:len(args) - len(args) % 2]  # (array, sublist) pairs, then the output's
+        sublists = [*pairs[1::2], *args[len(pairs):]]
+        def label(node):  # an int, `...` (or the name Ellipsis), or None for anything else
+            value = node.value if isinstance(node, gast.Constant) else resolve(
+                node, self.namespace) if isinstance(node, gast.Name) and \
+                node.id == "Ellipsis" else None
+            return value if type(value) is int or value is Ellipsis else None
+        if not all(isinstance(sublist, (gast.List, gast.Tuple)) and all(
+                label(node) is not None for node in sublist.elts) for sublist in sublists):
+            return None
+        labels = [[label(node) for node in sublist.elts] for sublist in sublists]
+        try:
+            subscripts = sublist_subscripts(labels[:len(pairs) // 2],
+                                            (labels[len(pairs) // 2:] or [None])[0])
+        except ValueError:  # a label NumPy refuses: its error, when the call runs
+            return None
+        return self.numpy_call("einsum", [gast.Constant(value=subscripts, kind=None),
+                                          *pairs[0::2]], keywords)
 
     def own_method(self, receiver, method: str, args, keywords):
         """`receiver.<method>(...)` as it is written: the method of the object (an atom)."""
