@@ -25,7 +25,8 @@ from autotrace.runtime.derivatives import (built_objects, items, objects, sequen
 from autotrace.runtime.derivatives import called_objects, matrix_chains, tangent_ops, tree_gradients
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
-from autotrace.runtime.primitives.index import add_at, checked_out
+from autotrace.runtime.primitives.index import add_at
+from autotrace.runtime.primitives.out_writes import checked_out, checked_out_item
 from autotrace.runtime.primitives.recompute_barrier import recompute_from
 from tests.rule_table import TABLE, Entry, away_from_zero, normal
 from tests.test_rules import parameter_of
@@ -139,6 +140,8 @@ STRUCTURE_TABLE = [
     E("fresh_gradients", structure.fresh_gradients,
       _with(lambda rng: (rng.standard_normal(3), rng.standard_normal(2))), wrt=(0,)),
     E("checked_out", checked_out, _with(_n(3), np.zeros(3), "multiply"), wrt=(0,)),
+    E("checked_out_item", checked_out_item, _with(_n(3), np.zeros((2, 3)), 1, "multiply"),
+      wrt=(0,)),
     E("build_object", built_objects.build_object, _with(lambda rng: _Holder, _fields), wrt=(1,),
       align=_attributes, note="an object's attributes against finite differences"),
     E("field_gradients", built_objects.field_gradients,

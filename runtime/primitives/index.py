@@ -14,8 +14,6 @@ has a data-dependent shape and cannot be traced.
 """
 from __future__ import annotations
 
-import functools
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -509,57 +507,8 @@ def set_item(target, index, value):
     return target
 
 
-# --- writing into out= --------------------------------------------------------------------------
-
-# Where a ufunc's methods take out among their positional arguments (outer and at take none).
-_UFUNC_METHOD_OUT = {"reduce": 3, "accumulate": 3, "reduceat": 4}
-
-
-def take_out(func, args: tuple, kwargs: dict):
-    """(out, args, kwargs) for a call of NumPy's `func`, with its `out` argument, given by
-    keyword or by position, taken out of args and kwargs (None where there is none)."""
-    if kwargs.get("out") is not None:
-        kwargs = dict(kwargs)
-        return kwargs.pop("out"), args, kwargs
-    position = out_position(func)
-    if position is None or len(args) <= position or args[position] is None:
-        return None, args, kwargs
-    return args[position], args[:position] + args[position + 1:], kwargs
-
-
-@functools.lru_cache(maxsize=None)
-def out_position(function) -> int | None:
-    """Where NumPy's `function` (a ufunc, or a function with a signature) takes `out` among its
-    positional arguments (`np.multiply(a, b, out)`, `np.clip(a, lo, hi, out)`), else None."""
-    if isinstance(function, np.ufunc):  # ufunc(x1, ..., xn, out): one output only
-        return function.nin if function.nout == 1 else None
-    if isinstance(getattr(function, "__self__", None), np.ufunc):  # np.add.reduce(a, 0, None, out)
-        return _UFUNC_METHOD_OUT.get(function.__name__)
-    try:
-        parameters = list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError):  # a builtin without a signature
-        return None
-    for position, parameter in enumerate(parameters):
-        if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
-            return None
-        if parameter.name == "out":
-            return position
-    return None
-
-
-def checked_out(value, out, function_name: str):
-    """`value`, the result of NumPy's `function_name` called with an `out` argument, checked
-    before generated code writes it into `out` (`out[...] = checked_out(value, out, ...)`,
-    transforms/front/out_arguments.py): NumPy's error where its dtype does not cast to out's by the
-    rule out= follows ("same_kind": no float into an integer array)."""
-    value_dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
-    if not np.can_cast(value_dtype, out.dtype, casting="same_kind"):
-        raise TypeError(f"Cannot cast ufunc {function_name!r} output from {value_dtype!r} to "
-                        f"{out.dtype!r} with casting rule 'same_kind'")
-    return value
-
-
-def _is_int(piece) -> bool:
+def is_integer_index(piece) -> bool:
+    """Whether an index's `piece` is an integer, a traced 0-d one too (basic indexing)."""
     if getattr(piece, "_builder", None) is not None:  # a traced 0-d int counts as an int
         return piece.ndim == 0 and np.issubdtype(piece.dtype, np.integer)
     return isinstance(piece, (int, np.integer)) and not isinstance(piece, bool)
@@ -572,9 +521,9 @@ def indexes_a_view(base, index) -> bool:
     if not hasattr(base, "ndim") or isinstance(base, (list, tuple, dict)):
         return False
     pieces = index if isinstance(index, tuple) else (index,)
-    if not all(piece is None or piece is Ellipsis or isinstance(piece, slice) or _is_int(piece)
+    if not all(piece is None or piece is Ellipsis or isinstance(piece, slice) or is_integer_index(piece)
                for piece in pieces):
         return False
     return any(piece is Ellipsis for piece in pieces) or base.ndim + sum(
-        (piece is None) - _is_int(piece) for piece in pieces) > 0
+        (piece is None) - is_integer_index(piece) for piece in pieces) > 0
 

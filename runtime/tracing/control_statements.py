@@ -35,7 +35,8 @@ from ..devices import is_gpu_array
 from ..primitives.diagonal_fill import diagonal_index, diagonal_values
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
 from .math_functions import REPLACEMENTS as MATH_FUNCTIONS
-from ..primitives.index import as_array, checked_out, holds_traced, stacked
+from ..primitives.index import as_array, holds_traced, stacked
+from ..primitives.out_writes import checked_out, checked_out_item
 from ..primitives.registry import in_trace_of
 from ..primitives.memory import ONLY_THE_CONTAINERS
 from .stacks import SavedValues
@@ -178,7 +179,8 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
            "set_item": set_item, "in_place_target": in_place_target,
            "python_test": python_test,
            "SavedValues": SavedValues,
-           "checked_out": checked_out, "refuse_outside_write": refuse_outside_write,
+           "checked_out": checked_out, "checked_out_item": checked_out_item,
+           "refuse_outside_write": refuse_outside_write,
            "indexable": indexable, "refuse_traced_writes": refuse_traced_writes,
            "diagonal_index": diagonal_index, "diagonal_values": diagonal_values}
 

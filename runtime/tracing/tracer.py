@@ -59,7 +59,8 @@ from ..python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS, OPERATOR
 from ..primitives.memory import object_held_arrays
 from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype
 from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
-    add_at, getitem, holds_traced, set_item, setitem, stacked, take_out)
+    add_at, getitem, holds_traced, set_item, setitem, stacked)
+from ..primitives.out_writes import take_out
 from ..scopes import current as current_scope
 from ..state import capturing, read_cells
 from ..unknown_sizes import UnknownSize, asked_by_user, shown_shape, with_unknown_sizes

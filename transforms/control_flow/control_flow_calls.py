@@ -23,8 +23,8 @@ from ..codegen.templates import name
 HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
                 "range_", "Undefined", "converted", "set_item", "in_place_target",
                 "python_test", "SavedValues",
-                "checked_out", "refuse_outside_write", "indexable", "refuse_traced_writes",
-                "diagonal_index", "diagonal_values")
+                "checked_out", "checked_out_item", "refuse_outside_write", "indexable",
+                "refuse_traced_writes", "diagonal_index", "diagonal_values")
 
 
 # Builtins whose calls go through `converted` all the same: max and min compare values as

@@ -31,7 +31,8 @@ from ...runtime.derivatives.called_objects import (callee_gradient, callee_tange
                                                    with_callee_gradient)
 from ...runtime.derivatives.unpacking import apply_unpacked, merged_keywords
 from ...runtime.primitives.diagonal_fill import diagonal_index, diagonal_values
-from ...runtime.primitives.index import checked_out, indexes_a_view
+from ...runtime.primitives.index import indexes_a_view
+from ...runtime.primitives.out_writes import checked_out, checked_out_item
 from ...runtime.primitives.recompute_barrier import recompute_from
 from ...runtime.scopes import gradient_scope
 from ...runtime.state import deposit, holds_state, state_as_of, state_version
@@ -97,7 +98,7 @@ HELPERS = {
     "astype": items.astype, "item": items.item, "snapshot": snapshot,
     "argument_snapshot": argument_snapshot,
     "refuse_read_only": refuse_read_only,
-    "checked_out": checked_out,
+    "checked_out": checked_out, "checked_out_item": checked_out_item,
     "diagonal_index": diagonal_index, "diagonal_values": diagonal_values,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": tangent_ops.tangent_seed, "tangent_like": tangent_ops.tangent_like,

@@ -484,7 +484,8 @@ def _check_call(call, location, namespace, variables) -> None:
         raise location.error(
             call, f"autotrace follows a call's out argument only where the call is a statement "
             f"of its own, or the whole value of an assignment or return, and out is a "
-            f"variable ({_text(call)}); write it as a statement of its own: "
+            f"variable or an item of an array variable (out=y, out=H[t + 1]); here "
+            f"{_text(call)}: write it as a statement of its own: "
             f"{_assigned_into(out)} = {_text(plain)}", "out=")
     if (method_of_value and func.attr in IN_PLACE_METHODS and isinstance(func.value, gast.Name)
             and func.value.id in variables and func.value.id not in ("self", "cls")):

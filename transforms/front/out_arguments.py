@@ -13,8 +13,14 @@ memory see it):
 out= would not cast it: a float result into an integer array).
 
 That is done where the call is a statement of its own, the whole value of an assignment or of a
-return, and `out` is a variable (or a one-element tuple of one). Elsewhere the call is refused
-(inplace.py), naming the user's line: a silently ignored `out` would give a wrong derivative.
+return, and `out` is a variable (or a one-element tuple of one), or an item of one whose index
+reads names and constants alone, a view of its memory as NumPy's basic indexing gives:
+
+    np.tanh(h, out=H[t + 1])           ->  H[t + 1] = np.tanh(h)
+
+(checked by `checked_out_item(value, H, t + 1, name)`, which refuses an index that makes a copy,
+into which NumPy's out= would write and drop). Elsewhere the call is refused (inplace.py),
+naming the user's line: a silently ignored `out` would give a wrong derivative.
 
 An `out` that is None (`np.add(a, b, None)`, `out=(None,)`) means no out, as in NumPy: it is
 left out of the call.
@@ -34,7 +40,7 @@ import copy
 import gast
 import numpy as np
 
-from ...runtime.primitives.index import out_position
+from ...runtime.primitives.out_writes import out_position
 from ..analysis.call_results import numpy_name
 from .parsing import MISSING, resolve
 from ..codegen.codegen import to_source
@@ -85,21 +91,33 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper) -
     assignment or return, into the write into `out` it is, and each statement
     `np.fill_diagonal(a, ...)` into the write into a's diagonal (see the module docstring).
 
-    helper(name): the name generated code calls a runtime helper by: `checked_out`
-    (runtime/primitives/index.py), which raises NumPy's error where the result's dtype does
-    not cast to out's as out= allows, `diagonal_index` and `diagonal_values`."""
+    helper(name): the name generated code calls a runtime helper by: `checked_out` and
+    `checked_out_item` (runtime/primitives/out_writes.py), which raise NumPy's error where the
+    result's dtype does not cast to out's as out= allows (and where out=y[index] is no view of
+    y), `diagonal_index` and `diagonal_values`."""
     for node in walk(function):
         if isinstance(node, gast.Call):
             _leave_out_none(node, namespace)
+    containers = _containers(function)
     for node in walk(function):
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(node, field, None)
             if isinstance(statements, list) and statements:
                 setattr(node, field, [rewritten for statement in statements for rewritten
-                                      in _rewrite(statement, namespace, helper)])
+                                      in _rewrite(statement, namespace, helper, containers)])
 
 
-def _rewrite(statement, namespace, helper) -> list:
+def _containers(function) -> set:
+    """The names `function` binds to a list, tuple or dict it writes out (`rows = [x]`): an
+    item of one is an array of its own, no view, which out= writes into and a write by name
+    would replace (refused, inplace.py)."""
+    displays = (gast.List, gast.Tuple, gast.Dict, gast.ListComp, gast.DictComp)
+    return {target.id for node in walk(function) if isinstance(node, gast.Assign)
+            and isinstance(node.value, displays) for target in node.targets
+            if isinstance(target, gast.Name)}
+
+
+def _rewrite(statement, namespace, helper, containers: set) -> list:
     call = statement.value if isinstance(statement, (gast.Expr, gast.Assign, gast.Return)) \
         else None
     if not isinstance(call, gast.Call):
@@ -108,21 +126,32 @@ def _rewrite(statement, namespace, helper) -> list:
     if isinstance(statement, gast.Expr) and diagonal is not None:
         return [_written_as(_diagonal_write(*diagonal, helper), statement)]
     found = out_argument(call, namespace)
-    target = _variable(found[0], by_keyword=not any(
-        argument is found[0] for argument in call.args)) if found is not None else None
-    if target is None:
+    by_keyword = found is not None and not any(argument is found[0] for argument in call.args)
+    target = _variable(found[0], by_keyword) if found is not None else None
+    item = _item_of_variable(found[0], by_keyword) if found is not None else None
+    item = None if item is None or item.value.id in containers else item
+    if target is None and item is None:
         return [statement]
     function_name = getattr(resolve(call.func, namespace), "__name__", None) or getattr(
         call.func, "attr", "?")
-    checked = gast.Call(func=_load(helper("checked_out")), args=[
-        found[1], _load(target), gast.Constant(value=function_name, kind=None)], keywords=[])
-    write = gast.Assign(targets=[gast.Subscript(
-        value=_load(target), slice=gast.Constant(value=Ellipsis, kind=None), ctx=gast.Store())],
-        value=checked, type_comment=None)
+    label = gast.Constant(value=function_name, kind=None)
+    if item is not None:  # out=y[index]: y[index] = checked_out_item(value, y, index, name)
+        checked = gast.Call(func=_load(helper("checked_out_item")), args=[
+            found[1], copy.deepcopy(item.value), _index_value(item.slice), label], keywords=[])
+        written = copy.deepcopy(item)
+        written.ctx = gast.Store()
+        out = item
+    else:
+        checked = gast.Call(func=_load(helper("checked_out")),
+                            args=[found[1], _load(target), label], keywords=[])
+        written = gast.Subscript(value=_load(target), slice=gast.Constant(
+            value=Ellipsis, kind=None), ctx=gast.Store())
+        out = _load(target)
+    write = gast.Assign(targets=[written], value=checked, type_comment=None)
     rewritten = [write]
     if not isinstance(statement, gast.Expr):  # the call's value is `out` itself
         rest = copy.copy(statement)
-        rest.value = _load(target)
+        rest.value = copy.deepcopy(out)
         rewritten.append(rest)
     return [_written_as(new, statement) for new in rewritten]
 
@@ -188,6 +217,29 @@ def _variable(out, by_keyword: bool) -> str | None:
     if by_keyword and isinstance(out, gast.Tuple) and len(out.elts) == 1:
         out = out.elts[0]
     return out.id if isinstance(out, gast.Name) else None
+
+
+def _item_of_variable(out, by_keyword: bool):
+    """`out` where it is `y[index]` (by keyword, or `(y[index],)`) of a variable y, with an
+    index that reads names and constants alone (it is evaluated twice), else None."""
+    if by_keyword and isinstance(out, gast.Tuple) and len(out.elts) == 1:
+        out = out.elts[0]
+    if not (isinstance(out, gast.Subscript) and isinstance(out.value, gast.Name)):
+        return None
+    allowed = (gast.Name, gast.Constant, gast.Tuple, gast.Slice, gast.BinOp, gast.UnaryOp,
+               gast.expr_context, gast.operator, gast.unaryop)
+    return out if all(isinstance(node, allowed) for node in walk(out.slice)) else None
+
+
+def _index_value(index):
+    """The index of a subscript as an expression of its value: `a:b` as `slice(a, b, None)`."""
+    if isinstance(index, gast.Slice):
+        parts = [copy.deepcopy(part) if part is not None else gast.Constant(value=None, kind=None)
+                 for part in (index.lower, index.upper, index.step)]
+        return gast.Call(func=_load("slice"), args=parts, keywords=[])
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_index_value(part) for part in index.elts], ctx=gast.Load())
+    return copy.deepcopy(index)
 
 
 def _may_take_out(func, namespace) -> bool:

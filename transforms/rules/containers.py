@@ -49,7 +49,8 @@ from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent, seed_tangent,
                                                 sum_tangent, tangent_like, tangent_seed)
-from ...runtime.primitives.index import add_at, checked_out, indexes_a_view
+from ...runtime.primitives.index import add_at, indexes_a_view
+from ...runtime.primitives.out_writes import checked_out, checked_out_item
 from ...runtime.primitives.keyed_random import draw
 from ...runtime.primitives.recompute_barrier import recompute_from
 from .core import adjoint, constant, d, other_calls, tangent
@@ -288,6 +289,11 @@ def _cast_like(y, gradient, value):
 
 @identity(checked_out)
 def _checked_out(y, value, out, function_name):
+    d[value] = d[y]
+
+
+@identity(checked_out_item)
+def _checked_out_item(y, value, base, index, function_name):
     d[value] = d[y]
 
 
