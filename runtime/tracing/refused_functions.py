@@ -1,8 +1,8 @@
 """NumPy functions that need what a traced value has not, its memory's layout or its items'
-Python values: converted code calls these in their place (control_statements.py
-NUMPY_REPLACEMENTS), which refuse a traced argument saying what to write instead, where NumPy's
-own would fail converting it to an array with a message about conversions. On anything else
-each is NumPy's own.
+Python values (a random generator's seed among them): converted code calls these in their place
+(control_statements.py NUMPY_REPLACEMENTS), which refuse a traced argument saying what to write
+instead, where NumPy's own would fail converting it to an array with a message about
+conversions. On anything else each is NumPy's own.
 """
 from __future__ import annotations
 
@@ -66,4 +66,18 @@ class _Vectorized(np.vectorize):
 REFUSED_FUNCTIONS = {function: _refusing(function, hint) for function, hint in _HINTS.items()}
 REFUSED_FUNCTIONS[as_strided] = _refusing_all(as_strided, AS_STRIDED)
 
+# What seeds NumPy's random generators: a seed is read for its value, which a traced one has
+# not while tracing (a NumPy integer argument is traced, as an array of no axes).
+_SEEDING = (np.random.default_rng, np.random.seed, np.random.RandomState,
+            np.random.SeedSequence, np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937,
+            np.random.Philox, np.random.SFC64)
+for _function in _SEEDING:
+    REFUSED_FUNCTIONS[_function] = _refusing_all(_function, (
+        f"np.random.{_function.__name__}(seed) with a traced seed: NumPy seeds a generator "
+        f"with the seed's value, which a traced value has not while tracing (autotrace.function "
+        f"and vmap trace NumPy integers, and vmap its batched arguments). Pass the seed as a "
+        f"Python int (int(seed)), which is traced for each value, or make it static "
+        f"(autotrace.jit(f, static_argnames=('seed',))), or pass a np.random.Generator made "
+        f"outside the function; to draw new numbers on each call of a traced function, use "
+        f"autotrace.random.Generator(seed)"))
 REFUSED_FUNCTIONS[np.vectorize] = _Vectorized

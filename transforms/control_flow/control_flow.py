@@ -62,7 +62,7 @@ from ..codegen.codegen import to_source
 from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
                                      assigned_names, loaded_names, names_calls_write)
-from ..front.exits import exits_to_flags, single_return
+from ..front.exits import GUARDS_AFTER_JUMP, exits_to_flags, single_return
 from ..analysis.liveness import live_after
 from ..analysis.write_sharing import write_sharing
 from .concrete_writes import (checked_test, made_containers, outside_names, unfollowed_writes,
@@ -277,6 +277,12 @@ class ControlFlowConverter:
         """Where errors about `node` point: the user's line, for generated code too (or, where
         that is not known, the user's function the generated code derives)."""
         user = self.user_lines.get(node.lineno)
+        if user is None and getattr(node, GUARDS_AFTER_JUMP, False):
+            # (the `if` exits_to_flags wrote around what follows a jump: the jump's own line)
+            jump = linecache.getline(self.filename, node.lineno).strip()
+            if jump:
+                return (f"{self.filename}:{node.lineno}: {jump} (the statements after it run "
+                        f"only where it is not taken)")
         if user is None:
             origin = f" (in the {self.origin})" if self.origin else ""
             return f"{self.filename}:{node.lineno}{origin}: {header}"

@@ -31,6 +31,27 @@ from ..codegen.templates import name
 from ..codegen.nodes import walk
 
 
+# The attribute of an `if` this pass made to guard the statements after a jump: errors about it
+# (a traced `if` that cannot choose between its variables) quote the jump's line, as written.
+GUARDS_AFTER_JUMP = "autotrace_guards_after_jump"
+
+
+def _first_jump(statements, in_loop: bool = False):
+    """The first break, continue or return among `statements` (and the blocks they hold) that
+    leaves them, not a loop's inside them; None if there is none."""
+    for node in statements:
+        if isinstance(node, gast.Return) or isinstance(node, (gast.Break, gast.Continue)) and \
+                not in_loop:
+            return node
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            continue
+        inner = [child for child in gast.iter_child_nodes(node) if isinstance(child, gast.stmt)]
+        found = _first_jump(inner, in_loop or isinstance(node, (gast.For, gast.While)))
+        if found is not None:
+            return found
+    return None
+
+
 def _assign(target: str, value) -> gast.Assign:
     if not isinstance(value, gast.AST):
         value = gast.Constant(value=value, kind=None)
@@ -77,6 +98,7 @@ class ExitsToFlags:
     def block(self, statements, loops) -> tuple[list, bool]:
         out = []
         for position, statement in enumerate(statements):
+            jump = _first_jump([statement]) or statement  # (before flags replace it)
             new, may_exit = self.statement(statement, loops)
             out.extend(new)
             if may_exit:
@@ -85,9 +107,11 @@ class ExitsToFlags:
                     guard = loops[-1].skip if loops else self.returned
                     if guard is None:  # the tail return of a function with no other return
                         return out + rest, True
-                    # (where errors about the rest point: the statement that may exit)
-                    out.append(gast.copy_location(
-                        gast.If(test=_not(guard), body=rest, orelse=[]), statement))
+                    # (where errors about the rest point: the jump that may skip it)
+                    guarded = gast.copy_location(
+                        gast.If(test=_not(guard), body=rest, orelse=[]), jump)
+                    setattr(guarded, GUARDS_AFTER_JUMP, True)
+                    out.append(guarded)
                 return out, True
         return out, False
 
