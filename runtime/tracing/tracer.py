@@ -227,8 +227,7 @@ def _forward(function):
     return method
 
 
-# Abstract value types other than arrays -> the Tracer subclass that stands for them (filled
-# at import by the modules defining them, e.g. runtime/tracing/stacks.py).
+# Abstract value types other than arrays -> their Tracer subclass (filled at import: stacks.py).
 tracer_kinds: dict = {}
 
 
