@@ -429,15 +429,19 @@ def squares_until_large(x):
 
 
 def test_a_break_under_vmap_is_refused_at_the_users_line():
+    # (at the statement that may break, as errors after an early return name the `if` that
+    # may return: tests/test_traced_aliasing.py)
     batch = np.stack([np.arange(5.0) * 0.3, np.arange(5.0) * 1.5])
-    line = line_of(squares_until_large, "break")
+    line = line_of(squares_until_large, "if x[i] > 1.0:")
     with pytest.raises(ControlFlowError) as refused:
         autotrace.vmap(squares_until_large)(batch)
     assert str(refused.value).startswith(
-        f"{__file__}:{line}: break (the statements after it run only where it is not taken)\n"
-        f"  variable 'kept' is [f64[]] after the true branch and [] after the false branch")
+        f"{__file__}:{line}: if x[i] > 1.0: (the statements after it run only where it does not "
+        f"break)\n  variable 'kept' is [f64[]] after the true branch and [] after the false "
+        f"branch")
     with pytest.raises(ControlFlowError) as refused:  # the derivative's own refusal
         autotrace.vmap(autotrace.grad(squares_until_large))(batch)
-    assert str(refused.value).startswith(f"{__file__}:{line}: break (derivative code <autotrace ")
+    assert str(refused.value).startswith(
+        f"{__file__}:{line}: if x[i] > 1.0: (derivative code <autotrace ")
     assert "\n  'kept' is a list whose length here depends on a traced value" in str(
         refused.value)

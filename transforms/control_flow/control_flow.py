@@ -277,12 +277,13 @@ class ControlFlowConverter:
         """Where errors about `node` point: the user's line, for generated code too (or, where
         that is not known, the user's function the generated code derives)."""
         user = self.user_lines.get(node.lineno)
-        if user is None and getattr(node, GUARDS_AFTER_JUMP, False):
-            # (the `if` exits_to_flags wrote around what follows a jump: the jump's own line)
-            jump = linecache.getline(self.filename, node.lineno).strip()
-            if jump:
-                return (f"{self.filename}:{node.lineno}: {jump} (the statements after it run "
-                        f"only where it is not taken)")
+        after_jump = getattr(node, GUARDS_AFTER_JUMP, None)
+        if user is None and after_jump:
+            # (the `if` exits_to_flags wrote around what follows a statement that may jump out,
+            # at that statement's line)
+            statement = linecache.getline(self.filename, node.lineno).strip()
+            if statement:
+                return f"{self.filename}:{node.lineno}: {statement} ({after_jump})"
         if user is None:
             origin = f" (in the {self.origin})" if self.origin else ""
             return f"{self.filename}:{node.lineno}{origin}: {header}"

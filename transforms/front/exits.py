@@ -31,25 +31,26 @@ from ..codegen.templates import name
 from ..codegen.nodes import walk
 
 
-# The attribute of an `if` this pass made to guard the statements after a jump: errors about it
-# (a traced `if` that cannot choose between its variables) quote the jump's line, as written.
+# The attribute of an `if` this pass made to guard the statements after one that may jump out
+# (break, continue or return): what to say of it, where errors about that `if` (a traced one
+# that cannot choose between its variables) quote the user's statement at its line.
 GUARDS_AFTER_JUMP = "autotrace_guards_after_jump"
 
 
-def _first_jump(statements, in_loop: bool = False):
-    """The first break, continue or return among `statements` (and the blocks they hold) that
-    leaves them, not a loop's inside them; None if there is none."""
+def _jumps(statements, in_loop: bool = False) -> list:
+    """The kinds of jump ('break', 'continue', 'return') among `statements` (and the blocks
+    they hold) that leave them, not a loop's inside them, in the order met, once each."""
+    kinds = []
     for node in statements:
         if isinstance(node, gast.Return) or isinstance(node, (gast.Break, gast.Continue)) and \
                 not in_loop:
-            return node
+            kinds.append(type(node).__name__.lower())
+            continue
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             continue
         inner = [child for child in gast.iter_child_nodes(node) if isinstance(child, gast.stmt)]
-        found = _first_jump(inner, in_loop or isinstance(node, (gast.For, gast.While)))
-        if found is not None:
-            return found
-    return None
+        kinds += _jumps(inner, in_loop or isinstance(node, (gast.For, gast.While)))
+    return list(dict.fromkeys(kinds))
 
 
 def _assign(target: str, value) -> gast.Assign:
@@ -98,7 +99,8 @@ class ExitsToFlags:
     def block(self, statements, loops) -> tuple[list, bool]:
         out = []
         for position, statement in enumerate(statements):
-            jump = _first_jump([statement]) or statement  # (before flags replace it)
+            # (the jumps it holds, read before flags replace them)
+            jumps = " or ".join(_jumps([statement])) or "jump out"
             new, may_exit = self.statement(statement, loops)
             out.extend(new)
             if may_exit:
@@ -107,10 +109,11 @@ class ExitsToFlags:
                     guard = loops[-1].skip if loops else self.returned
                     if guard is None:  # the tail return of a function with no other return
                         return out + rest, True
-                    # (where errors about the rest point: the jump that may skip it)
+                    # (where errors about the rest point: the statement that may exit)
                     guarded = gast.copy_location(
-                        gast.If(test=_not(guard), body=rest, orelse=[]), jump)
-                    setattr(guarded, GUARDS_AFTER_JUMP, True)
+                        gast.If(test=_not(guard), body=rest, orelse=[]), statement)
+                    setattr(guarded, GUARDS_AFTER_JUMP,
+                            f"the statements after it run only where it does not {jumps}")
                     out.append(guarded)
                 return out, True
         return out, False
