@@ -280,6 +280,19 @@ def adds_into_a_slice_by_out(x):
     return np.sum(a * np.arange(6.0))
 
 
+def multiplies_into_an_overlapping_slice_by_out(x):
+    # (NumPy's ufuncs read inputs that overlap out as if copied first)
+    a = np.concatenate([x, x])
+    np.multiply(a[:4], a[2:], out=a[2:])
+    return np.sum(a * np.arange(6.0))
+
+
+def returns_the_slice_written_by_out(x):
+    a = np.concatenate([x, x])
+    b = np.sin(a[1:], out=a[:-1])
+    return np.sum(a * np.arange(6.0)) + np.sum(b * b)
+
+
 def adds_into_a_slice(x):
     a = np.concatenate([x, x])
     a[3:] = np.add(a[:3], a[3:])
@@ -317,8 +330,6 @@ ADVICE = [
     (scales_the_rows_it_enumerates, "work on a copy, e.g. row = row.copy() (first thing in "
      "the loop)"),
     (scales_a_row_it_unpacked, "work on a copy, e.g. r1 = r1.copy() right after line {2}"),
-    (adds_into_a_slice_by_out, "write it as a statement of its own: a[3:] = "
-     "np.add(a[:3], a[3:])"),
     (writes_into_a_transpose, "autotrace can assign into `name[index]` only, not through A.T "
      "(A.T[0] = ...): write into the array itself, e.g. for a matrix A[:, 0] = ..."),
     (puts_a_value, "autotrace cannot differentiate .put(), which changes 'a' in place; "
@@ -341,3 +352,19 @@ def test_the_advice_names_the_view_and_a_rewrite_that_is_followed(func, advice):
                          ids=lambda f: f.__name__)
 def test_the_rewrites_advised_are_followed(func):
     check_every_mode(func, X.copy())
+
+
+@pytest.mark.parametrize("func", [adds_into_a_slice_by_out,
+                                  multiplies_into_an_overlapping_slice_by_out,
+                                  returns_the_slice_written_by_out], ids=lambda f: f.__name__)
+def test_out_into_a_slice_gives_numpys_value_in_every_mode(func):
+    # out=a[3:] is a view of a: the call is followed as the write a[3:] = np.add(...)
+    # (transforms/front/out_arguments.py), no longer refused with that rewrite as advice.
+    check_every_mode(func, X.copy())
+    np.testing.assert_allclose(autotrace.function(func)(X.copy()), func(X.copy()), rtol=1e-12)
+    batch = np.stack([X, 2.0 * X, -X])
+    np.testing.assert_allclose(autotrace.vmap(func)(batch), [func(x.copy()) for x in batch],
+                               rtol=1e-12)
+    np.testing.assert_allclose(autotrace.vmap(autotrace.grad(func))(batch),
+                               [central_difference(func, x.copy()) for x in batch],
+                               rtol=1e-6, atol=1e-8)
