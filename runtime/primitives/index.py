@@ -521,8 +521,8 @@ def indexes_a_view(base, index) -> bool:
     if not hasattr(base, "ndim") or isinstance(base, (list, tuple, dict)):
         return False
     pieces = index if isinstance(index, tuple) else (index,)
-    if not all(piece is None or piece is Ellipsis or isinstance(piece, slice) or is_integer_index(piece)
-               for piece in pieces):
+    if not all(piece is None or piece is Ellipsis or isinstance(piece, slice)
+               or is_integer_index(piece) for piece in pieces):
         return False
     return any(piece is Ellipsis for piece in pieces) or base.ndim + sum(
         (piece is None) - is_integer_index(piece) for piece in pieces) > 0
