@@ -369,16 +369,38 @@ def out_into_one_element(x):
     return np.sum(y)
 
 
+def out_into_an_item_of_a_list(x, rows):
+    np.tanh(x, out=rows[0])
+    return np.sum(rows[0] * x)
+
+
+def test_out_into_an_item_of_a_list_is_refused_at_the_users_line():
+    x = np.array([0.3, -0.7])
+    line = line_of(out_into_an_item_of_a_list, "out=rows[0]")
+    for run in (autotrace.grad(out_into_an_item_of_a_list),
+                autotrace.function(out_into_an_item_of_a_list)):
+        with pytest.raises(NotImplementedError) as refused:
+            run(x, [np.zeros(2)])
+        assert str(refused.value) == (
+            f'File "{__file__}", line {line}: numpy.tanh(..., out=y[index]) with y a list: '
+            "autotrace follows out= into an array or a view of one only; write y[index] = "
+            "numpy.tanh(...)")
+
+
 def test_out_into_no_view_is_refused_as_numpy_would_drop_it():
     x, rows = np.ones(2), np.array([0, 2])
     assert out_into_a_copy(x, rows) == 0.0  # NumPy wrote into a copy
-    for run in (autotrace.grad(out_into_a_copy), autotrace.function(out_into_a_copy)):
+    line = line_of(out_into_a_copy, "out=y[rows]")
+    for run, given in [(autotrace.grad(out_into_a_copy), x),
+                       (autotrace.function(out_into_a_copy), x),
+                       (autotrace.forward(out_into_a_copy), x),
+                       (autotrace.vmap(out_into_a_copy, in_axes=(0, None)), np.ones((3, 2)))]:
         with pytest.raises(NotImplementedError) as refused:
-            run(x, rows)
+            run(given, rows)
         assert str(refused.value) == (
-            "numpy.sin(..., out=y[index]) with an index array or mask: y[index] is a copy, "
-            "which out= fills and NumPy drops, leaving y as it was; autotrace refuses it: leave "
-            "out= out, or write y[index] = numpy.sin(...) to change y")
+            f'File "{__file__}", line {line}: numpy.sin(..., out=y[index]) with an index array '
+            "or mask: y[index] is a copy, which out= fills and NumPy drops, leaving y as it was; "
+            "autotrace refuses it: leave out= out, or write y[index] = numpy.sin(...) to change y")
     for run in (out_into_one_element, autotrace.grad(out_into_one_element)):
         with pytest.raises(TypeError, match="^return arrays must be of ArrayType$"):
             run(x)

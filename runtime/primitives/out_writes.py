@@ -59,25 +59,27 @@ def checked_out(value, out, function_name: str):
     return value
 
 
-def checked_out_item(value, base, index, function_name: str):
-    """`value`, the result of NumPy's `function_name` called with `out=base[index]`, checked
-    before generated code writes it into `base[index]` (transforms/front/out_arguments.py): as
-    by `checked_out`, and refused where `base[index]` is no view of the array `base` (a copy,
-    which NumPy's out= fills and drops, or an array held in a list), NumPy's error where it is
-    a single element."""
+def checked_out_item(value, base, index, function_name: str, filename: str = "<unknown>",
+                     line: int | None = None):
+    """`value`, the result of NumPy's `function_name` called with `out=base[index]` on the
+    user's `line` of `filename`, checked before generated code writes it into `base[index]`
+    (transforms/front/out_arguments.py): as by `checked_out`, and refused at that line where
+    `base[index]` is no view of the array `base` (a copy, which NumPy's out= fills and drops,
+    or an array held in a list), NumPy's error where it is a single element."""
     if not indexes_a_view(base, index):
         pieces = index if isinstance(index, tuple) else (index,)
         if hasattr(base, "ndim") and all(piece is None or isinstance(piece, slice) or
                                          is_integer_index(piece) for piece in pieces):
             raise TypeError("return arrays must be of ArrayType")  # (one element)
+        where = f'File "{filename}", line {line}: '
         if not hasattr(base, "ndim") or isinstance(base, (list, tuple, dict)):
             raise NotImplementedError(
-                f"numpy.{function_name}(..., out=y[index]) with y a {type(base).__name__}: "
-                f"autotrace follows out= into an array or a view of one only; write y[index] = "
-                f"numpy.{function_name}(...)")
+                f"{where}numpy.{function_name}(..., out=y[index]) with y a "
+                f"{type(base).__name__}: autotrace follows out= into an array or a view of one "
+                f"only; write y[index] = numpy.{function_name}(...)")
         raise NotImplementedError(
-            f"numpy.{function_name}(..., out=y[index]) with an index array or mask: y[index] "
-            f"is a copy, which out= fills and NumPy drops, leaving y as it was; autotrace "
-            f"refuses it: leave out= out, or write y[index] = numpy.{function_name}(...) to "
-            f"change y")
+            f"{where}numpy.{function_name}(..., out=y[index]) with an index array or mask: "
+            f"y[index] is a copy, which out= fills and NumPy drops, leaving y as it was; "
+            f"autotrace refuses it: leave out= out, or write y[index] = "
+            f"numpy.{function_name}(...) to change y")
     return checked_out(value, get_item(base, index), function_name)

@@ -333,7 +333,9 @@ def bind(unit: Unit) -> None:
 
 def out_arguments(unit: Unit) -> None:
     # np.sin(x, out=y): y[...] = checked_out(np.sin(x), y, 'sin'), a write followed as others
-    rewrite_out_arguments(unit.function, unit.parsed.namespace, unit.context.helper)
+    location = unit.location
+    rewrite_out_arguments(unit.function, unit.parsed.namespace, unit.context.helper,
+                          lambda statement: (location.filename, location.line_of(statement)))
 
 
 def writes(unit: Unit) -> None:

@@ -18,9 +18,10 @@ reads names and constants alone, a view of its memory as NumPy's basic indexing 
 
     np.tanh(h, out=H[t + 1])           ->  H[t + 1] = np.tanh(h)
 
-(checked by `checked_out_item(value, H, t + 1, name)`, which refuses an index that makes a copy,
-into which NumPy's out= would write and drop). Elsewhere the call is refused (inplace.py),
-naming the user's line: a silently ignored `out` would give a wrong derivative.
+(checked by `checked_out_item(value, H, t + 1, name, file, line)`, which refuses, naming the
+user's line, an index that makes a copy, into which NumPy's out= would write and drop).
+Elsewhere the call is refused (inplace.py), naming the user's line: a silently ignored `out`
+would give a wrong derivative.
 
 An `out` that is None (`np.add(a, b, None)`, `out=(None,)`) means no out, as in NumPy: it is
 left out of the call.
@@ -86,7 +87,8 @@ def array_method_out(call: gast.Call, namespace: dict):
         keywords=list(call.keywords))
 
 
-def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper) -> None:
+def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper,
+                          place) -> None:
     """Rewrite each call with an `out` that is a statement of its own, or the whole value of an
     assignment or return, into the write into `out` it is, and each statement
     `np.fill_diagonal(a, ...)` into the write into a's diagonal (see the module docstring).
@@ -94,7 +96,8 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper) -
     helper(name): the name generated code calls a runtime helper by: `checked_out` and
     `checked_out_item` (runtime/primitives/out_writes.py), which raise NumPy's error where the
     result's dtype does not cast to out's as out= allows (and where out=y[index] is no view of
-    y), `diagonal_index` and `diagonal_values`."""
+    y), `diagonal_index` and `diagonal_values`. place(statement): the user's (file, line) of
+    one of `function`'s statements, which `checked_out_item` names where it refuses."""
     for node in walk(function):
         if isinstance(node, gast.Call):
             _leave_out_none(node, namespace)
@@ -104,7 +107,8 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper) -
             statements = getattr(node, field, None)
             if isinstance(statements, list) and statements:
                 setattr(node, field, [rewritten for statement in statements for rewritten
-                                      in _rewrite(statement, namespace, helper, containers)])
+                                      in _rewrite(statement, namespace, helper, place,
+                                                  containers)])
 
 
 def _containers(function) -> set:
@@ -117,7 +121,7 @@ def _containers(function) -> set:
             if isinstance(target, gast.Name)}
 
 
-def _rewrite(statement, namespace, helper, containers: set) -> list:
+def _rewrite(statement, namespace, helper, place, containers: set) -> list:
     call = statement.value if isinstance(statement, (gast.Expr, gast.Assign, gast.Return)) \
         else None
     if not isinstance(call, gast.Call):
@@ -135,9 +139,10 @@ def _rewrite(statement, namespace, helper, containers: set) -> list:
     function_name = getattr(resolve(call.func, namespace), "__name__", None) or getattr(
         call.func, "attr", "?")
     label = gast.Constant(value=function_name, kind=None)
-    if item is not None:  # out=y[index]: y[index] = checked_out_item(value, y, index, name)
+    if item is not None:  # out=y[index]: y[index] = checked_out_item(value, y, index, ...)
         checked = gast.Call(func=_load(helper("checked_out_item")), args=[
-            found[1], copy.deepcopy(item.value), _index_value(item.slice), label], keywords=[])
+            found[1], copy.deepcopy(item.value), _index_value(item.slice), label] + [
+            gast.Constant(value=part, kind=None) for part in place(statement)], keywords=[])
         written = copy.deepcopy(item)
         written.ctx = gast.Store()
         out = item

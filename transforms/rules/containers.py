@@ -293,7 +293,7 @@ def _checked_out(y, value, out, function_name):
 
 
 @identity(checked_out_item)
-def _checked_out_item(y, value, base, index, function_name):
+def _checked_out_item(y, value, base, index, function_name, filename, line):
     d[value] = d[y]
 
 
