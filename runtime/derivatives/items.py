@@ -23,6 +23,7 @@ from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      _is_traced, rebuild, add, like_container,
                                                      zeros_like)
 from .snapshots import is_mutable_array
+from ..array_api import numpy_dtype
 from ..devices import add_at as add_at_in_place, array_module
 from ..primitives.index import add_at, get_item, holds_traced, set_item
 from ..state import deposit, holds_state
@@ -161,6 +162,22 @@ def attribute_gradient(value, attribute: str, gradient):
     """The gradient of `value` given the gradient of `value.<attribute>` (see
     `accumulate_attribute`)."""
     return accumulate_attribute(zeros_like(value), attribute, gradient, value)
+
+
+def kept_by_write(derivative, target):
+    """The part of `derivative` (the tangent of `value`, or the gradient of the items written)
+    that reaches through `target[index] = value`: zeros where target holds integers or
+    booleans, which truncate what they are given (a step function, of derivative zero), the
+    real part where target is real and value complex (NumPy drops the imaginary part),
+    `derivative` itself where target holds what it is given (a list, a dict, a complex or
+    object array). Linear in `derivative`."""
+    dtype = getattr(target, "dtype", None)
+    if dtype is None:
+        return derivative
+    kind = numpy_dtype(dtype).kind
+    if kind in "biu":
+        return zeros_like(real_part(derivative))
+    return real_part(derivative) if kind == "f" else derivative
 
 
 def item_gradient(gradient, index, value):

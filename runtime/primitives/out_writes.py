@@ -47,20 +47,21 @@ def out_position(function) -> int | None:
     return None
 
 
-def checked_out(value, out, function_name: str):
+def checked_out(value, out, function_name: str, casting: str = "same_kind"):
     """`value`, the result of NumPy's `function_name` called with an `out` argument, checked
     before generated code writes it into `out` (`out[...] = checked_out(value, out, ...)`,
     transforms/front/out_arguments.py): NumPy's error where its dtype does not cast to out's by the
-    rule out= follows ("same_kind": no float into an integer array)."""
+    rule out= follows (the call's `casting`, "same_kind" by default: no float into an integer
+    array)."""
     value_dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
-    if not np.can_cast(value_dtype, out.dtype, casting="same_kind"):
+    if not np.can_cast(value_dtype, out.dtype, casting=casting):
         raise TypeError(f"Cannot cast ufunc {function_name!r} output from {value_dtype!r} to "
-                        f"{out.dtype!r} with casting rule 'same_kind'")
+                        f"{out.dtype!r} with casting rule {casting!r}")
     return value
 
 
 def checked_out_item(value, base, index, function_name: str, filename: str = "<unknown>",
-                     line: int | None = None):
+                     line: int | None = None, casting: str = "same_kind"):
     """`value`, the result of NumPy's `function_name` called with `out=base[index]` on the
     user's `line` of `filename`, checked before generated code writes it into `base[index]`
     (transforms/front/out_arguments.py): as by `checked_out`, and refused at that line where
@@ -82,4 +83,4 @@ def checked_out_item(value, base, index, function_name: str, filename: str = "<u
             f"y[index] is a copy, which out= fills and NumPy drops, leaving y as it was; "
             f"autotrace refuses it: leave out= out, or write y[index] = "
             f"numpy.{function_name}(...) to change y")
-    return checked_out(value, get_item(base, index), function_name)
+    return checked_out(value, get_item(base, index), function_name, casting)

@@ -22,7 +22,7 @@ def dfill_from_dot(x, *, dy=None):
     for _ in range(_n1):
         i = _stack1.pop()
         # Grad of line 48: v[i] = np.sum(v * x)
-        b_t2 = item_gradient(bv, i, _t2)
+        b_t2 = kept_by_write(item_gradient(bv, i, _t2), v)
         bv = clear_item(bv, i)
         restore_item(v, i, _stack1.pop())
         b_t1 = unreduce(b_t2, _t1, None, False)

@@ -176,8 +176,12 @@ class ForwardMode(DerivativeMode):
             # The tangent goes first: `A[0:2] = A[0:2] * s` changes the array that the view
             # `A[0:2]` in the tangent's expression reads, and cleanup may write that
             # expression into the tangent's statement. Primal values never read tangents.
-            return [gast.Assign(targets=[tangent_target], value=self.tangent_of(node.value),
-                                type_comment=None), node]
+            # What the target keeps of the value: nothing of its tangent where it holds
+            # integers or booleans, the real part where it is real (kept_by_write).
+            kept = replace_expression("kept_by_write(tangent, target)",
+                                      kept_by_write=self.helper("kept_by_write"),
+                                      tangent=self.tangent_of(node.value), target=container)
+            return [gast.Assign(targets=[tangent_target], value=kept, type_comment=None), node]
         primal, value = target.id, node.value
         if primal not in self.active and not (  # (a call for its effect on its object)
                 isinstance(value, gast.Call) and self.active_callee(value) is not None

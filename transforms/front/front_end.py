@@ -89,6 +89,7 @@ HELPERS = {
     "callee_tangent": callee_tangent, "callee_gradient": callee_gradient,
     "with_callee_gradient": with_callee_gradient,
     "item_gradient": items.item_gradient, "clear_item": items.clear_item,
+    "kept_by_write": items.kept_by_write,
     "read_item": items.read_item, "restore_item": items.restore_item,
     "note_kept": items.note_kept,
     "shape_only": items.shape_only, "build_namedtuple": items.build_namedtuple,

@@ -138,17 +138,21 @@ def _rewrite(statement, namespace, helper, place, containers: set) -> list:
         return [statement]
     function_name = getattr(resolve(call.func, namespace), "__name__", None) or getattr(
         call.func, "attr", "?")
+    # `casting` says how the result may cast into out: the check takes it (the call without
+    # out has no result to cast, and the derivative rules take no such keyword)
+    casting = [k for k in found[1].keywords if k.arg == "casting"]
+    found[1].keywords = [k for k in found[1].keywords if k.arg != "casting"]
     label = gast.Constant(value=function_name, kind=None)
     if item is not None:  # out=y[index]: y[index] = checked_out_item(value, y, index, ...)
         checked = gast.Call(func=_load(helper("checked_out_item")), args=[
             found[1], copy.deepcopy(item.value), _index_value(item.slice), label] + [
-            gast.Constant(value=part, kind=None) for part in place(statement)], keywords=[])
+            gast.Constant(value=part, kind=None) for part in place(statement)], keywords=casting)
         written = copy.deepcopy(item)
         written.ctx = gast.Store()
         out = item
     else:
         checked = gast.Call(func=_load(helper("checked_out")),
-                            args=[found[1], _load(target), label], keywords=[])
+                            args=[found[1], _load(target), label], keywords=casting)
         written = gast.Subscript(value=_load(target), slice=gast.Constant(
             value=Ellipsis, kind=None), ctx=gast.Store())
         out = _load(target)

@@ -407,10 +407,12 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
                     continue
                 gradient = self.gradient(name_read)
                 if self.is_active(value):
+                    # (none where the array holds integers or booleans: kept_by_write)
                     contribution = replace_expression(
-                        "item_gradient(gradient, index, value)",
+                        "kept_by_write(item_gradient(gradient, index, value), written)",
+                        kept_by_write=self.helper("kept_by_write"),
                         item_gradient=self.helper("item_gradient"), gradient=gradient,
-                        index=index, value=value)
+                        index=index, value=value, written=name_read)
                     if value.id in (container, *alike):
                         # `y[::-1] = y`: the value's gradient is the one cleared below, so
                         # the item's is taken first and added after the clear

@@ -171,11 +171,13 @@ def saves(unit: Unit) -> None:
 
 
 def _shape_only(context) -> dict:
-    """Helpers bound in generated code -> the argument positions they read only the shape of."""
+    """Helpers bound in generated code -> the argument positions they read only the shape (and
+    the dtype) of."""
     positions = {structure.zeros_like: (0,), structure.seed: (0,),
                  structure.implicit_seed: (0,), structure.match: (1,),
                  structure.match_for_caller: (1,),
-                 items.item_gradient: (2,), adjoint_ops.unbroadcast: (1,),
+                 items.item_gradient: (2,), items.kept_by_write: (1,),
+                 adjoint_ops.unbroadcast: (1,),
                  adjoint_ops.unreduce: (1,), adjoint_ops.reduced_size: (0,),
                  sequences.concatenates: (0, 1), sequences.repeats: (0, 1),
                  sequences.first_items: (1,), sequences.last_items: (1,),

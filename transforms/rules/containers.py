@@ -25,7 +25,8 @@ from ...runtime.derivatives.items import (accumulate_attribute, accumulate_item,
                                           attribute_gradient, attribute_tangent, build_namedtuple,
                                           clear_item, dict_items, dict_keys, dict_values,
                                           extremum_gradient, gradient_item, item, item_gradient,
-                                          items_gradient, namedtuple_fields, pairs_gradient,
+                                          items_gradient, kept_by_write, namedtuple_fields,
+                                          pairs_gradient,
                                           place_item, read_attribute, read_item, sequence,
                                           sequence_gradient, shallow_copy, shape_only, sort_order,
                                           sum_gradient, values_gradient)
@@ -177,6 +178,11 @@ def _item_gradient(y, gradient, index, value):
     d[gradient] = place_item(gradient, index, d[y])
 
 
+@linear(kept_by_write)
+def _kept_by_write(y, derivative, target):
+    d[derivative] = kept_by_write(d[y], target)
+
+
 @linear(place_item)
 def _place_item(y, like, index, gradient):
     d[gradient] = item_gradient(d[y], index, gradient)
@@ -288,7 +294,7 @@ def _cast_like(y, gradient, value):
 
 
 @identity(checked_out)
-def _checked_out(y, value, out, function_name):
+def _checked_out(y, value, out, function_name, casting="same_kind"):
     d[value] = d[y]
 
 
