@@ -205,3 +205,80 @@ def test_out_into_an_integer_array_keeps_numpys_refusal():
     with pytest.raises(TypeError, match=re.escape(message)):
         autotrace.grad(multiplied_into_ints)(X.copy())
 
+
+def added_into_ints(x):
+    y = np.zeros(3, dtype=int)
+    y += x * 2
+    return np.sum(y * x)
+
+
+def added_into_an_int_slice(x):
+    y = np.zeros(3, dtype=int)
+    y[1:] += x[1:]
+    return np.sum(y * x)
+
+
+def divided_ints(x):
+    y = np.ones(3, dtype=int)
+    y /= 2
+    return np.sum(y * x)
+
+
+def added_into_a_mask(x):
+    m = x > 0
+    m += 1
+    return np.sum(m * x)
+
+
+@pytest.mark.parametrize("function, ufunc, dtype, line", [
+    (added_into_ints, "add", "int64", "y += x * 2"),
+    (added_into_an_int_slice, "add", "int64", "y[1:] += x[1:]"),
+    (divided_ints, "divide", "int64", "y /= 2"),
+    (added_into_a_mask, "add", "bool", "m += 1"),
+])
+def test_an_in_place_operator_keeps_numpys_refusal_to_cast(function, ufunc, dtype, line):
+    result = "int64" if dtype == "bool" else "float64"
+    numpys = (f"Cannot cast ufunc '{ufunc}' output from dtype('{result}') to dtype('{dtype}') "
+              f"with casting rule 'same_kind'")
+    with pytest.raises(TypeError, match=re.escape(numpys)):
+        function(X.copy())
+    number = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1)
+                  if text.strip() == line)
+    message = (f"{numpys} (File \"{__file__}\", line {number}: the array changed in place "
+               f"there keeps its dtype, {dtype})")
+    for derivative in (lambda: autotrace.grad(function)(X.copy()),
+                       lambda: autotrace.jvp(function, (X.copy(),), (ONES,)),
+                       lambda: autotrace.hessian(function)(X.copy()),
+                       lambda: autotrace.function(autotrace.grad(function))(X.copy()),
+                       lambda: autotrace.vmap(autotrace.grad(function))(np.stack([X, X]))):
+        with pytest.raises(TypeError, match=re.escape(message)):
+            derivative()
+
+
+def in_place_operators_numpy_allows(x):
+    y = np.zeros(3)
+    y += x * 2  # 2 x
+    y[0] += x[1]  # [2 x0 + x1, 2 x1, 2 x2]
+    n = np.zeros(3, dtype=int)
+    n += 2
+    n[0] += x[0]  # a NumPy integer item: n = [3, 2, 2]
+    L = [x[0]]
+    L += [x[1] * 2]
+    s = 0
+    s += x[0] * x[2]
+    return np.sum(y * x) + np.sum(n * x) + L[0] * L[1] + s
+
+
+def test_in_place_operators_numpy_allows_are_differentiated():
+    # f = 2 sum(x^2) + x0 x1 + 3 x0 + 2 x1 + 2 x2 + 2 x0 x1 + x0 x2
+    x0, x1, x2 = X
+    gradient = [4 * x0 + 3 * x1 + 3 + x2, 4 * x1 + 3 * x0 + 2, 4 * x2 + 2 + x0]
+    hessian = np.array([[4.0, 3.0, 1.0], [3.0, 4.0, 0.0], [1.0, 0.0, 4.0]])
+    np.testing.assert_allclose(autotrace.grad(in_place_operators_numpy_allows)(X.copy()),
+                               gradient)
+    assert autotrace.jvp(in_place_operators_numpy_allows, (X.copy(),), (ONES,))[1] == \
+        pytest.approx(sum(gradient))
+    np.testing.assert_allclose(autotrace.hessian(in_place_operators_numpy_allows)(X.copy()),
+                               hessian, atol=1e-12)
+    np.testing.assert_allclose(
+        autotrace.function(autotrace.grad(in_place_operators_numpy_allows))(X.copy()), gradient)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..array_api import numpy_dtype
 from ..containers import rebuild
 
 
@@ -59,6 +60,27 @@ def refuse_read_only(value, filename: str, line: int) -> None:
     elif isinstance(value, np.ndarray) and not value.flags.writeable:
         raise ValueError(f"output array is read-only (File \"{filename}\", line {line}: the "
                          f"array changed in place there is read-only)")
+
+
+def refuse_cast_in_place(value, operand, ufunc: str, filename: str, line: int) -> None:
+    """Before `x op= v`, which a derivative reads as `x = x op v` (transforms/front/
+    inplace.py): NumPy writes the result of the ufunc into an array x, and raises where its
+    dtype does not cast to x's by the rule "same_kind" (no float into an integer array, no
+    integer into a boolean one); so does this, rather than give x the new dtype."""
+    if not is_mutable_array(value):
+        return
+    dtype = numpy_dtype(value.dtype)
+    if hasattr(operand, "dtype") and not isinstance(operand, np.generic):
+        operand = np.empty((), numpy_dtype(operand.dtype))
+    elif isinstance(operand, (list, tuple)):
+        operand = np.asarray(operand)
+    result = np.result_type(np.empty((), dtype), operand)
+    if ufunc == "divide" and result.kind in "biu":
+        result = np.dtype(np.float64)  # (true division of integers gives floats)
+    if not np.can_cast(result, dtype, casting="same_kind"):
+        raise TypeError(f"Cannot cast ufunc {ufunc!r} output from {result!r} to {dtype!r} "
+                        f"with casting rule 'same_kind' (File \"{filename}\", line {line}: "
+                        f"the array changed in place there keeps its dtype, {dtype})")
 
 
 def note_memory_read(value) -> None:

@@ -22,7 +22,8 @@ import numpy as np
 from ...runtime.derivatives import items, structure, tangent_ops
 from ...runtime.derivatives.given_checks import check_tangents
 from ...runtime.derivatives.no_gradient import check_output
-from ...runtime.derivatives.snapshots import argument_snapshot, refuse_read_only, snapshot
+from ...runtime.derivatives.snapshots import (argument_snapshot, refuse_cast_in_place,
+                                              refuse_read_only, snapshot)
 from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
 from ...runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
@@ -98,7 +99,7 @@ HELPERS = {
     "dict_keys": items.dict_keys, "dict_values": items.dict_values,
     "astype": items.astype, "item": items.item, "snapshot": snapshot,
     "argument_snapshot": argument_snapshot,
-    "refuse_read_only": refuse_read_only,
+    "refuse_read_only": refuse_read_only, "refuse_cast_in_place": refuse_cast_in_place,
     "checked_out": checked_out, "checked_out_item": checked_out_item,
     "diagonal_index": diagonal_index, "diagonal_values": diagonal_values,
     "shallow_copy": items.shallow_copy,

@@ -119,6 +119,8 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     outside = _may_hold_outside_memory(function)
     for body in _bodies(function):
         for index, statement in reversed(list(enumerate(body))):
+            if isinstance(statement, gast.AugAssign):
+                body[index:index] = _cast_check(statement, helper, location, fresh)
             if isinstance(statement, gast.AugAssign) and isinstance(statement.target, gast.Name) \
                     and statement.target.id in outside:
                 # NumPy writes into an array x (an argument's, or a name for one: `z = y`)
@@ -180,6 +182,31 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
                          for statement in _argument_copy(function, argument, write, helper,
                                                          location, not rebinds(write),
                                                          _list_copies(namespace))]
+
+
+# The ufunc NumPy's `A op= v` calls, by operator (with `out=A`)
+_UFUNCS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
+           gast.FloorDiv: "floor_divide", gast.Mod: "remainder", gast.Pow: "power"}
+
+
+def _cast_check(statement, helper, location: Location, fresh) -> list:
+    """The statements before `x op= v` (or `A[s] op= v`) that raise NumPy's error where x is an
+    array whose dtype the result does not cast to (a float added into an integer array): the
+    derivative reads it as `x = x op v`, which would give x a new dtype instead. A value that
+    is no name or constant is computed once, into a name of its own."""
+    ufunc, target = _UFUNCS.get(type(statement.op)), statement.target
+    if ufunc is None or not isinstance(target, (gast.Name, gast.Subscript)) or any(
+            isinstance(node, gast.Call) for node in walk(target)):
+        return []
+    hoisted = []
+    if not isinstance(statement.value, (gast.Name, gast.Constant)):
+        held = fresh("operand")
+        hoisted.append(_statement(f"{held} = {_text(statement.value)}", statement))
+        statement.value = gast.Name(id=held, ctx=gast.Load(), annotation=None,
+                                    type_comment=None)
+    check = (f"{helper('refuse_cast_in_place')}({_text(target)}, {_text(statement.value)}, "
+             f"{ufunc!r}, {location.filename!r}, {location.line_of(statement)})")
+    return hoisted + [_statement(check, statement)]
 
 
 def _list_copies(namespace: dict) -> frozenset:
