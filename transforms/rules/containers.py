@@ -299,7 +299,8 @@ def _checked_out(y, value, out, function_name, casting="same_kind"):
 
 
 @identity(checked_out_item)
-def _checked_out_item(y, value, base, index, function_name, filename, line):
+def _checked_out_item(y, value, base, index, function_name, filename, line,
+                      casting="same_kind"):
     d[value] = d[y]
 
 
