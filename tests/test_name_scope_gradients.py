@@ -247,7 +247,7 @@ def test_forward_mode_keeps_the_tangents_inside_the_with():
         "    with at.name_scope('layer1'):",
         "        _t1 = np.sin(x)",
         "        h = _t1 * x",
-        "        dh = dx * np.cos(x) * x + dx * _t1",
+        "        dh = read_as_array(dx) * np.cos(x) * x + dx * _t1",
     ]
 
 

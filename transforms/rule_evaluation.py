@@ -7,8 +7,11 @@ import itertools
 import gast
 
 from ..runtime.derivatives.structure import zeros_like
+from ..runtime.primitives.index import as_array
+from ..runtime.derivatives.tangent_ops import read_as_array
 from .codegen.codegen import load_function, to_source
-from .rules.core import adjoint_rules, instantiate, instantiate_tangent, tangent_rules
+from .rules.core import (adjoint_rules, instantiate, instantiate_tangent, reads_list_as_array,
+                         tangent_rules)
 from .codegen.templates import name
 
 
@@ -71,6 +74,11 @@ def rule_jvp(func, args, tangents, **kwargs):
             return gast.Tuple(elts=[tangent_of(parameter, e) for e in bound.elts],
                               ctx=gast.Load())
         if isinstance(bound, gast.Name) and bound.id in by_node:
+            if reads_list_as_array(func, parameter):
+                # A list there is the array NumPy reads, for the rule, its tangent too: the
+                # rule's operators would repeat or join lists.
+                values[bound.id] = as_array(values[bound.id])
+                return argument(read_as_array(values[by_node[bound.id].id]), "tangent")
             return by_node[bound.id]
         return name("_zero_tangent")  # a keyword or default: no tangent
 

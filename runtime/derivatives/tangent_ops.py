@@ -14,6 +14,7 @@ from .structure import (_is_integral, in_dtype_of, item_by_item, like_container,
                         zeros_like)
 from ..array_subclasses import refuse_read_beside
 from ..devices import array_module
+from ..primitives.index import as_array
 from ..primitives.registry import in_trace_of
 
 
@@ -99,3 +100,11 @@ def tangent_like(tangent, value):
     if shape is None or getattr(tangent, "shape", None) == shape:
         return tangent
     return array_module(value).broadcast_to(tangent, shape).copy()
+
+
+def read_as_array(tangent):
+    """The tangent of a list or tuple that a NumPy function reads as one array: that array, as
+    np.asarray makes it (stacked where some items are traced); any other tangent as it is. A
+    tangent rule combines tangents with Python's operators, which repeat or join lists
+    (`d[x] * 2`, `d[x1] + d[x2]`) where NumPy multiplies or adds their arrays."""
+    return as_array(tangent)

@@ -85,6 +85,10 @@ class SequenceKinds:
         """Whether the name holds a list or tuple wherever it is read (SEQUENCE)."""
         return self._name(identifier) == SEQUENCE
 
+    def may_hold_list(self, identifier: str) -> bool:
+        """Whether the name may hold a list or tuple where it is read (SEQUENCE or UNKNOWN)."""
+        return self._name(identifier) in (SEQUENCE, UNKNOWN)
+
     def array_names(self, body) -> set:
         """Names every assignment of which is arithmetic (not on lists) or a rule of NumPy's
         (not a helper such as `seed`, which may return a list): their gradients add with `+`."""

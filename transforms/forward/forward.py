@@ -30,8 +30,8 @@ from ..analysis.object_state import may_change_its_object
 from ..pipeline_names import CONTAINER_RESULTS
 from ..analysis.list_operators import ARRAY
 from ..analysis.same_shapes import is_number
-from ..rules.core import (RuleError, instantiate_tangent, tangent_rules,
-                          unbound_call_message)
+from ..rules.core import (RuleError, instantiate_tangent, reads_list_as_array,
+                          tangent_rules, unbound_call_message)
 from ..codegen.templates import keywords_dict, name, replace, replace_expression
 from ..modes import DerivativeMode
 from ..reverse.name_scopes import recomputes, scope_call, with_block
@@ -260,7 +260,7 @@ class ForwardMode(DerivativeMode):
                 return None
             if resolved.kind == "rule" or has_tangent_rule(resolved.value):  # (one alone too)
                 return self.apply_rule(resolved.value, primal, value.args, value.keywords,
-                                       node)
+                                       node, called=True)
             if resolved.kind == "constant":
                 return None
             raise self.no_rule(resolved.value, node, value.func)
@@ -309,7 +309,8 @@ class ForwardMode(DerivativeMode):
         return self.assign_tangent(primal, gast.BinOp(left=part(value.left), op=gast.Add(),
                                                       right=part(value.right)))
 
-    def apply_rule(self, function, primal, args, keywords, node):
+    def apply_rule(self, function, primal, args, keywords, node, called=False):
+        """`primal = function(*args)`'s tangent: a call if `called`, else Python's operator."""
         rule = tangent_rules.get(function)
         if rule is None:
             raise self.no_rule(function, node)
@@ -326,7 +327,8 @@ class ForwardMode(DerivativeMode):
         try:
             statements = instantiate_tangent(
                 rule, name(primal), list(args), kwargs, self.temporary,
-                lambda parameter, bound: self.tangent_of(bound), self.tangent(primal))
+                lambda parameter, bound: self.argument_tangent(function, parameter, bound)
+                if called else self.tangent_of(bound), self.tangent(primal))
         except RuleError as error:
             raise self.location.error(node, f"{describe(function)}: {error}",
                                       describe(function)) from None
@@ -369,6 +371,18 @@ class ForwardMode(DerivativeMode):
                     self.shared.add(self.tangent(primal))
         return self.import_template_names(statements, rule.namespace)
 
+    def argument_tangent(self, function, parameter: str, argument):
+        """The tangent of `argument` as `function`'s rule reads it as `parameter`: where NumPy
+        reads a list as an array, that of its tangents (`read_as_array`), which the rule's
+        operators do not repeat or join (`d[x] * 2`); Python's operators keep lists."""
+        tangent = self.tangent_of(argument)
+        if (isinstance(argument, gast.Name) and self.is_active(argument)
+                and reads_list_as_array(function, parameter)
+                and (self.sequences is None or self.sequences.may_hold_list(argument.id))):
+            return replace_expression("read_as_array(tangent)", tangent=tangent,
+                                      read_as_array=self.helper("read_as_array"))
+        return tangent
+
     def keep_apart(self, statement) -> None:
         """A ufunc's result is a new array (`+x`, `x - 0.0`, `x * 1.0`), so its tangent must
         not be an input's tangent itself, which a later `y[i] = ...` would write into: where
@@ -378,9 +392,10 @@ class ForwardMode(DerivativeMode):
         cleanup.fold_constants([folded])
         value = folded.value
         passed = value
-        if (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
-                and value.func.id == self.helper("tangent_like")):
-            passed = value.args[0]  # the tangent itself where no broadcasting was needed
+        while (isinstance(passed, gast.Call) and isinstance(passed.func, gast.Name)
+               and passed.func.id in (self.helper("tangent_like"),
+                                      self.helper("read_as_array"))):
+            passed = passed.args[0]  # the tangent itself where it is an array already
         if isinstance(passed, gast.Name) and not (
                 passed.id in self.temporaries and passed.id in self.own_arrays
                 and passed.id not in self.shared):

@@ -104,6 +104,7 @@ HELPERS = {
     "diagonal_index": diagonal_index, "diagonal_values": diagonal_values,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": tangent_ops.tangent_seed, "tangent_like": tangent_ops.tangent_like,
+    "read_as_array": tangent_ops.read_as_array,
     "refuse_integral_argument": structure.refuse_integral_argument,
     "check_tangents": check_tangents,
     "like_container": structure.like_container, "deposit": deposit,

@@ -21,7 +21,6 @@ are names.
 from __future__ import annotations
 
 import gast
-import numpy as np
 
 from ...runtime.generated_source import TEMPORARY_NAME
 from ..analysis.calls import classify
@@ -29,13 +28,8 @@ from ..analysis.list_operators import SequenceKinds
 from ..codegen.naming import Namer
 from ..codegen.templates import replace
 from ..codegen.nodes import walk
-from ..rules.core import adjoint_rules, tangent_rules
-
-# The parameters of NumPy's functions (as their rules name them, after NumPy) that read an
-# array_like: a list there is read as one array.
-_READ_AS_ARRAY = frozenset({"a", "A", "arr", "array", "ary", "b", "condition", "m", "v",
-                            "values", "x", "x1", "x2", "y"})
-
+from ..rules.core import (adjoint_rules, reads_list_as_array, reads_lists,
+                          tangent_rules)
 
 def convert_list_arguments(function: gast.FunctionDef, parameters: list, namespace: dict,
                            namer: Namer, numpy_name: str) -> None:
@@ -72,7 +66,7 @@ def _lists_read_as_arrays(call: gast.Call, kinds, namespace) -> list:
     array."""
     resolved = classify(call.func, namespace)
     function = resolved.value
-    if resolved.kind != "rule" or not _of_numpy(function) or function in (np.asarray, np.array):
+    if resolved.kind != "rule" or not reads_lists(function):
         return []
     rule = adjoint_rules.get(function) or tangent_rules.get(function)
     try:
@@ -80,10 +74,5 @@ def _lists_read_as_arrays(call: gast.Call, kinds, namespace) -> list:
     except TypeError:
         return []  # a call that cannot bind: the transform says why
     return [argument for parameter, argument in bound.arguments.items()
-            if parameter in _READ_AS_ARRAY and isinstance(argument, gast.Name)
+            if reads_list_as_array(function, parameter) and isinstance(argument, gast.Name)
             and kinds.holds_list(argument.id)]
-
-
-def _of_numpy(function) -> bool:
-    module = getattr(function, "__module__", None) or ""
-    return isinstance(function, np.ufunc) or module == "numpy" or module.startswith("numpy.")

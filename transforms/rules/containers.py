@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np  # noqa: F401  (named in partials' expressions)
 
-from ...runtime.derivatives.adjoint_ops import unbroadcast  # noqa: F401 (named in partials)
+# unbroadcast is named in partials
+from ...runtime.derivatives.adjoint_ops import unarray, unbroadcast  # noqa: F401
 from ...runtime.derivatives.called_objects import (callee_gradient, callee_tangent,
                                                    with_callee_gradient)
 from ...runtime.derivatives.built_objects import (build_object, field_gradients, object_gradient,
@@ -48,8 +49,9 @@ from ...runtime.derivatives.complex_parts import abs_slope, real_if_real
 from ...runtime.derivatives.real_only import refuse_real_part
 from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
-from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent, seed_tangent,
-                                                sum_tangent, tangent_like, tangent_seed)
+from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent,
+                                                read_as_array, seed_tangent, sum_tangent,
+                                                tangent_like, tangent_seed)
 from ...runtime.primitives.index import add_at, indexes_a_view
 from ...runtime.primitives.out_writes import checked_out, checked_out_item
 from ...runtime.primitives.keyed_random import draw
@@ -369,6 +371,11 @@ def _list(y, iterable=()):
 @tangent(list, tuple)
 def _list_tangent(y, iterable=()):
     d[y] = iteration_tangent(d[iterable], iterable, y)
+
+
+@linear(read_as_array)
+def _read_as_array(y, tangent):
+    d[tangent] = unarray(d[y], tangent)  # np.asarray's adjoint
 
 
 @adjoint(tangent_seed)

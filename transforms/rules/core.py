@@ -56,6 +56,26 @@ constant_functions: set[Any] = set()
 other_call_advice: dict[Any, str] = {}
 
 
+# The parameters of NumPy's functions (as their rules name them, after NumPy) that read an
+# array_like: a list or tuple there is read as one array (np.asarray's).
+READ_AS_ARRAY = frozenset({"a", "A", "arr", "array", "ary", "b", "condition", "m", "v",
+                           "values", "x", "x1", "x2", "y"})
+
+
+def reads_list_as_array(function, parameter: str) -> bool:
+    """Whether NumPy's `function` reads a list given as `parameter` as one array (np.asarray
+    and np.array, whose rules take a list as it is, aside)."""
+    return parameter in READ_AS_ARRAY and reads_lists(function)
+
+
+def reads_lists(function) -> bool:
+    """Whether `function` is NumPy's, other than np.asarray and np.array."""
+    if function is np.asarray or function is np.array:
+        return False
+    module = getattr(function, "__module__", None) or ""
+    return isinstance(function, np.ufunc) or module == "numpy" or module.startswith("numpy.")
+
+
 class RuleError(Exception):
     """A rule template that cannot be used as written, or a call it cannot bind."""
 
