@@ -12,7 +12,6 @@ import contextlib
 import contextvars
 import functools
 import inspect
-import linecache
 import re
 import sys
 
@@ -30,7 +29,6 @@ from ..runtime.scopes import gradient_scope, name_scope
 from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
                                         has_tangent_rule, no_rule_hint, runs_own_call)
 from .front.custom_gradients import custom_caller
-from .front.line_map import user_place
 from .errors import TransformError
 from .reverse.built_objects_and_super import as_function
 from .front.partials import partial_caller
@@ -46,6 +44,7 @@ from .wrt import SELF, WithRespectTo
 from .rules.core import adjoint, adjoint_rules, d, tangent
 from .rule_evaluation import rule_jvp, rule_vjp
 from .codegen.codegen import load_function
+from .unpacked_reruns import calling_line as _calling_line, refuse_writer_run_again
 
 
 # How a derivative built at run time is called: as it is, or, while code converted for
@@ -125,7 +124,7 @@ def derivative_of(func, wrt: WithRespectTo, implicit: bool = False, split: bool 
         if key not in cache or not is_current(cache[key]):  # made again after a rebinding
             session = Session(optimized=True, implicit=implicit, called=True)
             cache[key] = session.build("split" if split else "reverse", func, wrt)
-        return cache[key]
+        return refuse_writer_run_again(cache[key], func)
 
 
 def unbind_method(func, args, wrt: WithRespectTo):
@@ -281,19 +280,6 @@ def _called(func) -> str:
     if isinstance(owner, np.ufunc):
         return f"numpy.{owner.__name__}.{func.__name__}"
     return repr(getattr(func, "__name__", func))
-
-
-def _calling_line() -> str:
-    """The user's line whose derivative made the call being differentiated, as an error's
-    last lines: the first frame of generated code, mapped to the line it was made from."""
-    frame = sys._getframe(1)
-    while frame is not None and not frame.f_code.co_filename.startswith("<autotrace "):
-        frame = frame.f_back
-    place = None if frame is None else user_place(frame.f_code.co_filename, frame.f_lineno)
-    if place is None:
-        return ""
-    text = linecache.getline(*place).strip()
-    return f'\n  File "{place[0]}", line {place[1]}' + (f"\n    {text}" if text else "")
 
 
 def _takes_object_gradient(derivative, after) -> dict:
@@ -466,7 +452,7 @@ def forward_derivative_of(func, wrt: WithRespectTo):
         if ("forward", wrt) not in cache or not is_current(cache[("forward", wrt)]):
             cache[("forward", wrt)] = Session(optimized=True, called=True).build(
                 "forward", func, wrt)
-        return cache[("forward", wrt)]
+        return refuse_writer_run_again(cache[("forward", wrt)], func)
 
 
 def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywords_tangent,

@@ -59,6 +59,19 @@ class _Logs(threading.local):
 _logs = _Logs()
 
 
+class _Reruns(threading.local):
+    def __init__(self):
+        self.depth = 0  # the `writes_refused` blocks running in this thread
+
+
+_reruns = _Reruns()
+
+
+def running_again() -> bool:
+    """Whether a `writes_refused` block is running in this thread: a call run again."""
+    return bool(_reruns.depth)
+
+
 def innermost_log():
     """The log begun last of those generated code still holds, or None: that of a call that
     begins now, where a derivative of a derivative notes its writes (`_written1 =
@@ -95,6 +108,27 @@ def note_write(owner, kind: str, key=None, where: str = "") -> None:
         held = _held(owner, kind, key)
         for log in logs:
             log.entries.append((owner, kind, key, held, where))
+
+
+@contextmanager
+def writes_refused(message):
+    """Run the block, which runs again a call that ran as written before it; where the block
+    writes into an object's state, the writes are taken back and StateWriteError is raised
+    (`where: message()`): the call's first run made that write, so the block saw what it
+    wrote. (A tangent's ObjectGradient, written by derivatives alone, is no object's state.)"""
+    log = StateLog()
+    _logs.open.append(weakref.ref(log))
+    _reruns.depth += 1
+    try:
+        yield
+    finally:
+        _reruns.depth -= 1
+        _logs.open[:] = [reference for reference in _logs.open
+                         if reference() is not None and reference() is not log]
+    written = [entry for entry in log.entries if type(entry[0]) is not ObjectGradient]
+    if written:
+        log.take_back()
+        raise StateWriteError(f"{written[0][4]}: {message()}")
 
 
 @contextmanager

@@ -8,15 +8,29 @@ gradient is that of `f`, as for a call resolved when it runs), and give each arg
 gradient back: `d[arguments]` is a tuple with one entry per positional argument (None for a
 shape's integers), `d[keywords]` a dict. The helpers have rules of their own, so a derivative
 that contains such a call can be differentiated again.
+
+Those derivatives run the function again, after the call itself ran it: a write into an
+object's state (a batch norm's running mean) would be made twice, the derivative taken from
+the state the first run left. Each run again is watched (runtime/derivatives/state_log.py
+`writes_refused`): a write is taken back and refused, naming it and the call.
 """
 from __future__ import annotations
 
+from ...runtime.derivatives.state_log import writes_refused
 from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.unpacking import (apply_unpacked, keywords_parts, keywords_tangent,
                                              merged_keywords)
 from ..dynamic_calls import (SELF, _bound_self, _floating, _object_with_gradient, jvp_call,
                             jvp_call_tangent, vjp_call, vjp_call_tangent, vjp_call_transpose)
 from ..rules.core import adjoint, constant, d, tangent
+from ..unpacked_reruns import RUNS_AGAIN_UNPACKED, calling_line
+
+
+def _run_again():
+    """Around a derivative that runs the function again, after apply_unpacked ran it: a write
+    into an object's state, which the first run made, is refused (the second run saw it)."""
+    return writes_refused(lambda: "autotrace cannot differentiate this write into an object's "
+                          f"state here: {RUNS_AGAIN_UNPACKED}{calling_line()}")
 
 
 def floating_wrt(function, arguments: tuple, keywords: dict) -> tuple:
@@ -61,8 +75,9 @@ def unpacked_vjp(function, arguments, keywords, dy):
     wrt = floating_wrt(function, arguments, keywords)
     if not wrt:
         return by_argument((), wrt, arguments, keywords)
-    return by_argument(vjp_call(function, arguments, keywords, dy, wrt), wrt, arguments,
-                       keywords)
+    with _run_again():
+        gradients = vjp_call(function, arguments, keywords, dy, wrt)
+    return by_argument(gradients, wrt, arguments, keywords)
 
 
 def unpacked_vjp_transpose(function, arguments, keywords, dy, gradient):
@@ -72,7 +87,8 @@ def unpacked_vjp_transpose(function, arguments, keywords, dy, gradient):
     if not wrt:
         return None, by_argument((), wrt, arguments, keywords)[1], None, {}
     flat = in_wrt_order(gradient, wrt, arguments, keywords)
-    transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, flat)
+    with _run_again():
+        transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, flat)
     return transposed[3], transposed[0], transposed[1], transposed[2]
 
 
@@ -82,9 +98,10 @@ def unpacked_vjp_tangent(function, arguments, keywords, dy, function_tangent,
     wrt = floating_wrt(function, arguments, keywords)
     if not wrt:
         return by_argument((), wrt, arguments, keywords)
-    tangents = vjp_call_tangent(function, arguments, keywords, dy, wrt,
-                                arguments_tangent or zeros_like(arguments), dy_tangent,
-                                keywords_tangent, function_tangent)
+    with _run_again():
+        tangents = vjp_call_tangent(function, arguments, keywords, dy, wrt,
+                                    arguments_tangent or zeros_like(arguments), dy_tangent,
+                                    keywords_tangent, function_tangent)
     return by_argument(tangents, wrt, arguments, keywords)
 
 
@@ -100,7 +117,8 @@ def unpacked_jvp(function, arguments, keywords, function_tangent, arguments_tang
         return zeros_like(function(*arguments, **keywords))
     tangents = in_wrt_order((function_tangent, arguments_tangent, keywords_tangent), wrt,
                             arguments, keywords)
-    return jvp_call(function, arguments, keywords, tangents, wrt)[1]
+    with _run_again():
+        return jvp_call(function, arguments, keywords, tangents, wrt)[1]
 
 
 def unpacked_jvp_tangent(function, arguments, keywords, function_tangent, arguments_tangent,
@@ -116,8 +134,10 @@ def unpacked_jvp_tangent(function, arguments, keywords, function_tangent, argume
     given = (function_tangent, arguments_tangent, keywords_tangent)
     tangents = in_wrt_order(given, wrt, arguments, keywords)
     second = in_wrt_order(tangents_tangent[3:], wrt, arguments, keywords)
-    return jvp_call_tangent(function, arguments, keywords, tangents, wrt, tangents_tangent[1],
-                            tangents_tangent[2], second, tangents_tangent[0])[1]
+    with _run_again():
+        return jvp_call_tangent(function, arguments, keywords, tangents, wrt,
+                                tangents_tangent[1], tangents_tangent[2], second,
+                                tangents_tangent[0])[1]
 
 
 constant(floating_wrt)
