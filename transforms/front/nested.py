@@ -21,16 +21,31 @@ from ..codegen.codegen import to_source
 from ..errors import Location
 from ..codegen.naming import Namer
 from ..codegen.templates import name
-from ..codegen.nodes import walk
+from ..codegen.nodes import children, walk
+
+
+def _scope(nodes) -> list:
+    """The nodes of `nodes` in their own scope: a nested def or lambda is listed, with its
+    decorators and defaults (evaluated where it is defined), but not its body."""
+    todo = list(nodes)
+    for node in todo:  # the list grows as it is read: a queue
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            arguments = node.args
+            todo += [d for d in arguments.defaults + arguments.kw_defaults if d is not None]
+            todo += getattr(node, "decorator_list", [])
+        else:
+            todo += children(node)
+    return todo
 
 
 def _stored(nodes) -> set:
-    return {n.id for s in nodes for n in walk(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))}
+    return {n.id for n in _scope(nodes)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param))} | {
+        n.name for n in _scope(nodes) if isinstance(n, gast.FunctionDef)}
 
 
 def _loaded(nodes) -> set:
-    return {n.id for s in nodes for n in walk(s)
+    return {n.id for n in _scope(nodes)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
@@ -38,11 +53,26 @@ def _parameters(arguments) -> list:
     return [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
 
 
+def _free_variables(definition) -> set:
+    """The names `definition` (a def or lambda) reads from the scopes around it, its own
+    nested functions' included: `a` and `x` for `outer` in
+    `def outer(a): def inner(): return a * x`, and for `inner` too."""
+    body = definition.body if isinstance(definition.body, list) else [definition.body]
+    arguments = definition.args
+    own = set(_parameters(arguments)) | _stored(body)
+    own |= {a.id for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    read = _loaded(body)
+    for node in _scope(body):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            read |= _free_variables(node)
+    return read - own
+
+
 def _nested_definitions(body):
     """(statement, name, FunctionDef) for each def or `name = lambda ...` in `body`."""
     found = []
     for statement in body:
-        for node in walk(statement):
+        for node in _scope([statement]):
             if isinstance(node, gast.FunctionDef):
                 found.append((node, node.name, node))
             elif (isinstance(node, gast.Assign) and isinstance(node.value, gast.Lambda)
@@ -102,6 +132,9 @@ class _NameLambdas(gast.NodeTransformer):
             return node
         return self.generic_visit(node)
 
+    def visit_FunctionDef(self, node):
+        return node  # its lambdas are named when it is lifted and transformed in turn
+
     def visit_Lambda(self, node):
         node.body = self.visit(node.body)
         identifier = self.namer.temporary("lambda")
@@ -151,11 +184,11 @@ def lift_nested_functions(function: gast.FunctionDef, location: Location, namer:
     nested_names = {nested_name for _, nested_name, _ in definitions}
     outer_locals = (set(_parameters(function.args)) | _stored(function.body)) - nested_names
 
-    free = {}
+    free, calls = {}, {}
     for _, nested_name, definition in definitions:
-        own = set(_parameters(definition.args)) | _stored(definition.body)
-        free[nested_name] = (_loaded(definition.body) - own) & outer_locals
-    calls = {n: _loaded(d.body) & nested_names for _, n, d in definitions}
+        read = _free_variables(definition)
+        free[nested_name] = read & outer_locals
+        calls[nested_name] = read & nested_names
     changed = True
     while changed:  # a nested function that calls another needs that one's free variables
         changed = False
