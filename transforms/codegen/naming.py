@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import builtins
 import collections
+import dis
+import inspect
 import keyword
 import re
 
 import gast
 
-from .nodes import nodes_of
+from .nodes import children, nodes_of
 
 
 def python_name(text: str) -> str:
@@ -122,12 +124,48 @@ class Namer:
 
 def seed_keyword(func, keyword: str = "dy") -> str:
     """The keyword a derivative of `func` takes its seed by: `dy` (or `tangent`), unless func
-    already uses that name (a derivative of a derivative takes `dy_`)."""
+    takes a parameter of that name (a derivative of a derivative takes `dy_`) or reads a
+    global or closure variable of it, which the parameter would hide. A local variable of
+    that name does not change it: the transform renames the local (`rename_local`)."""
     code = getattr(func, "__func__", func).__code__
-    taken = set(code.co_varnames) | set(code.co_freevars) | set(code.co_names)
-    while keyword in taken:
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    taken = set(code.co_varnames[:count]) | set(code.co_freevars)
+    while keyword in taken or keyword in code.co_names and keyword in _globals_read(code):
         keyword += "_"
     return keyword
+
+
+def _globals_read(code) -> set:
+    """The global names `code` reads or writes (co_names holds attribute names too)."""
+    return {instruction.argval for instruction in dis.get_instructions(code)
+            if instruction.opname in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL",
+                                      "LOAD_NAME", "STORE_NAME", "DELETE_NAME")}
+
+
+def rename_local(function: gast.FunctionDef, old: str, new: str) -> None:
+    """Call the local variable `old` of `function` `new`, where `function` and the functions
+    nested in it that do not bind a variable `old` of their own read or write it."""
+    def rename(nodes):
+        for root in nodes:
+            for node in walk_scope(root):
+                if isinstance(node, gast.Name) and node.id == old:
+                    node.id = new
+                elif isinstance(node, (gast.Nonlocal, gast.Global)):
+                    node.names = [new if n == old else n for n in node.names]
+                elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+                    arguments = node.args
+                    rename([d for d in arguments.defaults + arguments.kw_defaults if d])
+                    rename(getattr(node, "decorator_list", []))
+                    body = node.body if isinstance(node.body, list) else [node.body]
+                    if old not in local_names(arguments, body) or any(
+                            isinstance(n, gast.Nonlocal) and old in n.names
+                            for s in body for n in walk_scope(s)):
+                        rename(body)
+                elif isinstance(node, SCOPES) and not isinstance(node, gast.ClassDef):
+                    rename(children(node))  # a comprehension: renaming its own variables
+                    # alike changes nothing
+    rename(function.body)
 
 
 def local_names(arguments: gast.arguments, body: list) -> set:

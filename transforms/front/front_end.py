@@ -57,7 +57,7 @@ from .shared_items import refuse_shared_argument, refuse_shared_items
 from .list_methods import rewrite_list_methods
 from .method_receivers import check_array_method, is_array_method
 from ..analysis.live_names import LiveNamespace
-from ..codegen.naming import Namer, local_names, names_in, seed_keyword
+from ..codegen.naming import Namer, local_names, names_in, rename_local, seed_keyword
 from .nested import lift_nested_functions
 from ..codegen.nodes import nodes_of, walk
 from ..analysis.object_state import check_calls, check_state_writes
@@ -315,6 +315,8 @@ def bind(unit: Unit) -> None:
         parsed.function, "__code__", None) not in session.checked_callees
     unit.parameters = _parameter_names(function.args)
     unit.keyword = seed_keyword(parsed.function, unit.keyword)
+    if unit.keyword in names_in(function):  # a local of f's: renamed, so that `dy=` works
+        rename_local(function, unit.keyword, Namer(names_in(function)).fresh(unit.keyword))
     unit.with_respect_to = unit.with_respect_to.resolve(unit.parameters, unit.location.name)
 
     namespace = unit.namespace = LiveNamespace(parsed)
