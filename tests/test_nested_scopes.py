@@ -1,5 +1,7 @@
 """Nested functions inside nested functions: each reads the variables of the scope it is
 defined in, with names shadowed at several levels, in every mode against finite differences."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -101,3 +103,25 @@ def test_scalar_argument_of_the_reviewed_example():
     assert autotrace.grad(f)(1.5) == pytest.approx(3.0)
     value, gradient = autotrace.value_and_grad(f)(1.5)
     assert (value, gradient) == pytest.approx((2.25, 3.0))
+
+
+def uses_a_deeper_nested_function_as_a_value(x):
+    def outer(a):
+        def inner():
+            return a * x
+        g = inner  # marker: used as a value
+        return g()
+    return outer(x)
+
+
+def test_an_error_in_a_deeper_nested_function_names_the_users_line():
+    with pytest.raises(autotrace.TransformError) as caught:
+        autotrace.grad(uses_a_deeper_nested_function_as_a_value)(1.5)
+    error = caught.value
+    lines, first = inspect.getsourcelines(uses_a_deeper_nested_function_as_a_value)
+    marked = first + next(i for i, line in enumerate(lines) if "marker: used" in line)
+    assert (error.filename, error.lineno) == (__file__, marked)
+    assert error.message == (
+        "the nested function 'inner' reads the enclosing function's variables a, x and is "
+        "used as a value; autotrace differentiates such functions only where they are "
+        "called directly. Pass those variables as arguments instead")

@@ -12,7 +12,9 @@ through the call's arguments, which it could not through a closure cell.
 from __future__ import annotations
 
 import copy
+import io
 import re
+import tokenize
 
 import gast
 
@@ -84,6 +86,16 @@ def _nested_definitions(body):
                     decorator_list=[], returns=None, type_comment=None, type_params=[])
                 found.append((node, node.targets[0].id, gast.copy_location(definition, node)))
     return found
+
+
+def _without_blank_lines(source: str) -> str:
+    """`source` less the blank lines the printer puts before a nested def: errors name a
+    lifted function's lines by their distance from its first, as in the user's file."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    blank = {token.start[0] for token in tokens
+             if token.type == tokenize.NL and not token.line.strip()}
+    return "".join(line for number, line in enumerate(source.splitlines(True), 1)
+                   if number not in blank)
 
 
 class _RewriteCalls(gast.NodeTransformer):
@@ -214,7 +226,7 @@ def lift_nested_functions(function: gast.FunctionDef, location: Location, namer:
             for v in free_variables]
         definition.args.kw_defaults = definition.args.kw_defaults + [None] * len(free_variables)
         definition.body = [rewrite.visit(s) for s in definition.body]
-        source = to_source(definition)
+        source = _without_blank_lines(to_source(definition))
         lifted_function = namespace.load(source, new_name, new_name)
         lifted_function.__autotrace_origin__ = Location(
             location.filename, location.line_of(definition) or 1, nested_name)
