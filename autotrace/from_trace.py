@@ -49,7 +49,7 @@ from autotrace.runtime.derivatives.structure import _is_traced
 from autotrace.runtime.tracing.tracer import (TracerConversionError, _Slot, leaves_with_paths, map_arrays,
                                       sorted_keys, trace)
 from autotrace.transforms.codegen.codegen import load_function
-from autotrace.transforms.codegen.naming import python_name
+from autotrace.transforms.codegen.naming import python_name, seed_keyword_taken
 from autotrace.transforms.derivative_record import Derivative, derivative_record
 from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
 from autotrace.transforms.traced_calls import TRACED_DERIVATIVES, traced_call
@@ -136,7 +136,7 @@ class TracedDerivative:
         self.__qualname__ = getattr(function, "__qualname__", self.__name__)
         self.__doc__ = f"A derivative of {self.__name__}, built from traces of it."
         forward = getattr(build, "__name__", "") == "forward_function"
-        seed = _free_keyword("tangent" if forward else "dy", _taken_names(_unbatched(function)))
+        seed = _free_keyword("tangent" if forward else "dy", _unbatched(function))
         # Its record, less its source (what it made last: see __autotrace_derivative__).
         self._record = Derivative(mode="forward" if forward else "reverse", wrt=wrt,
                                   seed=seed, primal=function)
@@ -317,18 +317,16 @@ def _unbatched(function):
     return function.function if _is_vmap(function) else function
 
 
-def _taken_names(function) -> set:
-    """The names a derivative's seed keyword must not take (see dynamic_calls.seed_keyword)."""
+def _seed_taken(function, keyword: str) -> bool:
+    """Whether a derivative's seed keyword must not be `keyword` (see naming.seed_keyword)."""
     if isinstance(function, TracedDerivative):
-        return _taken_names(function.function) | {function.seed}
+        return keyword == function.seed or _seed_taken(function.function, keyword)
     code = getattr(getattr(function, "__func__", function), "__code__", None)
-    if code is None:
-        return set()
-    return set(code.co_varnames) | set(code.co_freevars) | set(code.co_names)
+    return code is not None and seed_keyword_taken(code, keyword)
 
 
-def _free_keyword(base: str, taken: set) -> str:
-    while base in taken:
+def _free_keyword(base: str, function) -> str:
+    while _seed_taken(function, base):
         base += "_"
     return base
 

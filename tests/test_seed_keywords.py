@@ -1,5 +1,7 @@
 """The seed keywords `dy` and `tangent` are the documented ones unless the function takes a
 parameter of that name (or reads a global of it): a local of that name is renamed instead."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,28 @@ def test_a_global_called_dy_renames_the_keyword_and_keeps_its_value():
     np.testing.assert_allclose(derivative(X, dy_=2.0), np.full(3, 10.0))
     _, vjp_fn = autotrace.vjp(reads_a_global_dy, X)
     np.testing.assert_allclose(vjp_fn(2.0)[0], np.full(3, 10.0))
+
+
+def function_without_source(text: str, name: str):
+    namespace = {"np": np}
+    exec(compile(text, "<string>", "exec"), namespace)
+    return namespace[name]
+
+
+def test_functions_without_source_and_their_callers_take_the_documented_keywords():
+    # (derived from traces: their seed keyword follows the same rule as the callers')
+    g = function_without_source("def g(x):\n    dy = x * 2.0\n    return np.sum(dy * x)\n", "g")
+    h = function_without_source(
+        "def h(x):\n    tangent = np.cos(x)\n    return np.sum(tangent * x)\n", "h")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(autotrace.grad(g)(X, dy=2.0), 8.0 * X)
+        _, tangent = autotrace.forward(h)(X, tangent=np.ones(3))
+        assert tangent == pytest.approx(np.sum(local_tangent_gradient(X)))
+
+        def calls_them(x):
+            return g(np.sin(x)) * 2.0 + h(x)
+        expected = 8.0 * np.sin(X) * np.cos(X) + local_tangent_gradient(X)
+        np.testing.assert_allclose(autotrace.grad(calls_them)(X, dy=1.0), expected)
+        _, tangent = autotrace.forward(calls_them)(X, tangent=np.ones(3))
+        assert tangent == pytest.approx(np.sum(expected))

@@ -128,19 +128,22 @@ def seed_keyword(func, keyword: str = "dy") -> str:
     global or closure variable of it, which the parameter would hide. A local variable of
     that name does not change it: the transform renames the local (`rename_local`)."""
     code = getattr(func, "__func__", func).__code__
-    count = code.co_argcount + code.co_kwonlyargcount
-    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    taken = set(code.co_varnames[:count]) | set(code.co_freevars)
-    while keyword in taken or keyword in code.co_names and keyword in _globals_read(code):
+    while seed_keyword_taken(code, keyword):
         keyword += "_"
     return keyword
 
 
-def _globals_read(code) -> set:
-    """The global names `code` reads or writes (co_names holds attribute names too)."""
-    return {instruction.argval for instruction in dis.get_instructions(code)
-            if instruction.opname in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL",
-                                      "LOAD_NAME", "STORE_NAME", "DELETE_NAME")}
+def seed_keyword_taken(code, keyword: str) -> bool:
+    """Whether the function of `code` takes a parameter `keyword`, or reads a global or
+    closure variable of that name: what a derivative's seed keyword must not be called."""
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    if keyword in code.co_varnames[:count] or keyword in code.co_freevars:
+        return True
+    return keyword in code.co_names and any(  # (co_names holds attribute names too)
+        instruction.argval == keyword for instruction in dis.get_instructions(code)
+        if instruction.opname in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL",
+                                  "LOAD_NAME", "STORE_NAME", "DELETE_NAME"))
 
 
 def rename_local(function: gast.FunctionDef, old: str, new: str) -> None:
