@@ -34,7 +34,8 @@ def grad(f: Callable, wrt=FIRST_PARAMETER, *, argnums=None, has_aux: bool = Fals
         output to start from (default: ones shaped like the output, so a non-scalar output
         gives the gradient of its sum). It returns one gradient for an int or str `wrt`, a
         tuple of them for a tuple `wrt`; each has the type and shape of its argument.
-        With has_aux, `(gradient, aux)`.
+        With has_aux, `(gradient, aux)`. (Where f takes a parameter `dy`, or reads a
+        global of that name, the keyword is `dy_`; a local variable `dy` changes nothing.)
 
     Examples:
         >>> def f(x, y):

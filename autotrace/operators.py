@@ -175,7 +175,9 @@ def forward(f: Callable, wrt=0, *, optimized: bool = True) -> Callable:
     Returns:
         A function taking f's arguments and an optional keyword `tangent` (the tangent of the
         `wrt` argument, a tuple of tangents for a tuple `wrt`; default ones shaped like it),
-        returning `(value, output tangent)`: the directional derivative of f.
+        returning `(value, output tangent)`: the directional derivative of f. (Where f
+        takes a parameter `tangent`, or reads a global of that name, the keyword is
+        `tangent_`; a local variable `tangent` changes nothing.)
 
     Examples:
         >>> forward(lambda x: x * x)(3.0)
