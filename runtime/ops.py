@@ -32,5 +32,6 @@ from .primitives import convolution
 from .primitives import pooling
 from .primitives import keyed_random as random
 from .primitives import recompute_barrier as recompute
+from .primitives import int_checks
 from .primitives import special# noqa: F401
 from .primitives import math_special# noqa: F401

@@ -30,6 +30,7 @@ from ..primitives.elementwise import apply_ufunc, astype, power
 from ..primitives.registry import UntraceableError, is_traced
 from ..python_operators import BINARY_OPERATORS, UNARY_OPERATORS
 from ..state import read_cells
+from .weak_ints import checked_int, int_power
 
 WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
 # Python's numbers' dtypes, and their types
@@ -271,7 +272,9 @@ def weak_ufunc(ufunc, *inputs, operator: bool = True):
         return apply_ufunc(ufunc, "__call__", *inputs)
     if all(is_weak(value) for value in inputs):
         result = apply_ufunc(ufunc, "__call__", *inputs)
-        return make_weak(result) if operator and ufunc in _PYTHON_ARITHMETIC else result
+        if not (operator and ufunc in _PYTHON_ARITHMETIC):
+            return result
+        return make_weak(checked_int(ufunc, inputs, result))  # (an int within int64)
     return apply_ufunc(ufunc, "__call__", *_cast_weak(ufunc, inputs))
 
 
@@ -281,8 +284,9 @@ def weak_power(base, exponent):
         return _on_each_path(weak_power, (base, exponent), "**")
     if not (_traced_weak(base) or _traced_weak(exponent)):
         return power(base, exponent)
-    if is_weak(base) and is_weak(exponent):
-        return make_weak(power(base, exponent))
+    if is_weak(base) and is_weak(exponent):  # (Python's types of two ints' power: weak_ints)
+        result = int_power(base, exponent)
+        return make_weak(power(base, exponent) if result is None else result)
     return power(*_cast_weak(np.power, (base, exponent)))
 
 

@@ -1,0 +1,111 @@
+"""Traced control flow where tf.function's rules and Python's meet: Python ints a traced loop
+carries (runtime/tracing/weak_ints.py), and what vmap, branches and indexing give beside plain
+NumPy. Each value is compared with the function run eagerly."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import autotrace
+
+HERE = os.path.abspath(__file__)
+
+
+def factorial(n):
+    r = 1
+    for i in range(n):
+        r *= i + 1
+    return r
+
+
+def inv_pow2(x):
+    k = 0
+    while np.sum(x) > 1:
+        x = x / 2
+        k -= 1
+    return 2 ** k
+
+
+def first_power_above(limit):
+    p = 1
+    while p < limit:
+        p = p * 10
+    return p
+
+
+def countdown(n):
+    k = 0
+    while k > -n:
+        k = k - 7
+    return -k
+
+
+def squared_steps(x):
+    k = 1
+    while np.sum(x) > 1:
+        x = x / 2
+        k += 1
+    return k ** 3
+
+
+def _line(function, text: str) -> int:
+    import inspect
+    lines, start = inspect.getsourcelines(function)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("function, argument", [
+    (factorial, np.int64(5)), (factorial, np.int64(20)), (factorial, np.int64(0)),
+    (inv_pow2, np.array([5.0])), (inv_pow2, np.array([1e6])),
+    (first_power_above, np.float64(1e5)), (first_power_above, np.float64(1e18)),
+    (countdown, np.int64(100)), (squared_steps, np.array([40.0])),
+])
+def test_python_ints_in_loops_give_pythons_values(function, argument):
+    expected = function(argument)
+    result = autotrace.function(function)(argument)
+    assert result == expected
+    assert isinstance(expected, float) == (np.asarray(result).dtype.kind == "f")
+
+
+@pytest.mark.parametrize("function, argument, text", [
+    (factorial, np.int64(25), "r *= i + 1"),
+    (factorial, np.int64(21), "r *= i + 1"),
+    (first_power_above, np.float64(1e20), "p = p * 10"),
+    (countdown, np.int64(2 ** 63 - 3), "k = k - 7"),
+])
+def test_python_int_past_int64_is_refused_at_its_line(function, argument, text):
+    assert abs(function(argument)) >= 2 ** 63 - 7  # Python's int grows past int64
+    with pytest.raises(OverflowError) as error:
+        autotrace.function(function)(argument)
+    assert str(error.value).startswith(
+        f'File "{HERE}", line {_line(function, text)}: a Python int that this traced loop or '
+        f"if carries left the range of int64 (-2**63 to 2**63 - 1)")
+
+
+def test_python_int_past_int64_is_refused_under_vmap():
+    limits = np.array([1e5, 1e20])
+    with pytest.raises(OverflowError, match="left the range of int64"):
+        autotrace.vmap(first_power_above)(limits)
+    np.testing.assert_array_equal(autotrace.vmap(first_power_above)(np.array([1e5, 1e9])),
+                                  [10 ** 5, 10 ** 9])
+
+
+def test_power_of_a_traced_int_is_a_float():
+    # Python's 2 ** 0 is the int 1; the graph's `2 ** k` of a traced k is one float for
+    # every k (a negative one gives a float in Python), equal to Python's int
+    result = autotrace.function(inv_pow2)(np.array([0.5]))
+    assert result == inv_pow2(np.array([0.5])) == 1 and np.asarray(result).dtype == np.float64
+
+
+def test_power_of_a_traced_int_past_two_to_the_53_is_refused():
+    def power_of_three(x):
+        k = 0
+        while np.sum(x) > 1:
+            x = x / 2
+            k += 1
+        return 3 ** k
+    assert autotrace.function(power_of_three)(np.array([1000.0])) == 3 ** 10
+    with pytest.raises(OverflowError, match=r"passed 2\*\*53"):
+        autotrace.function(power_of_three)(np.array([2.0 ** 40]))
