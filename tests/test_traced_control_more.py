@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.tracing.control_scope import ControlFlowError
 
 HERE = os.path.abspath(__file__)
 
@@ -42,6 +43,13 @@ def countdown(n):
     return -k
 
 
+def debt(n):
+    k = 0
+    for i in range(n):
+        k = k - 2 ** 62
+    return k
+
+
 def squared_steps(x):
     k = 1
     while np.sum(x) > 1:
@@ -60,7 +68,7 @@ def _line(function, text: str) -> int:
     (factorial, np.int64(5)), (factorial, np.int64(20)), (factorial, np.int64(0)),
     (inv_pow2, np.array([5.0])), (inv_pow2, np.array([1e6])),
     (first_power_above, np.float64(1e5)), (first_power_above, np.float64(1e18)),
-    (countdown, np.int64(100)), (squared_steps, np.array([40.0])),
+    (countdown, np.int64(100)), (debt, np.int64(2)), (squared_steps, np.array([40.0])),
 ])
 def test_python_ints_in_loops_give_pythons_values(function, argument):
     expected = function(argument)
@@ -73,7 +81,7 @@ def test_python_ints_in_loops_give_pythons_values(function, argument):
     (factorial, np.int64(25), "r *= i + 1"),
     (factorial, np.int64(21), "r *= i + 1"),
     (first_power_above, np.float64(1e20), "p = p * 10"),
-    (countdown, np.int64(2 ** 63 - 3), "k = k - 7"),
+    (debt, np.int64(3), "k = k - 2 ** 62"),
 ])
 def test_python_int_past_int64_is_refused_at_its_line(function, argument, text):
     assert abs(function(argument)) >= 2 ** 63 - 7  # Python's int grows past int64
@@ -109,3 +117,61 @@ def test_power_of_a_traced_int_past_two_to_the_53_is_refused():
     assert autotrace.function(power_of_three)(np.array([1000.0])) == 3 ** 10
     with pytest.raises(OverflowError, match=r"passed 2\*\*53"):
         autotrace.function(power_of_three)(np.array([2.0 ** 40]))
+
+
+def inverted(x):
+    try:
+        y = np.linalg.inv(x)
+    except np.linalg.LinAlgError:
+        y = x
+    return y
+
+
+def configured(x, cfg):
+    try:
+        n = cfg["n"]
+    except KeyError:
+        n = 2.0
+    return x * n
+
+
+def test_try_around_traced_values_is_refused_at_its_line():
+    with pytest.raises(ControlFlowError) as error:
+        autotrace.function(inverted)(np.ones((2, 2)))
+    assert str(error.value).startswith(
+        f"{HERE}:{_line(inverted, 'try:')}: try:\n  this try statement's body computes with "
+        f"the traced value 'x': the graph runs its ops when it is called, where no handler "
+        f"can catch what they raise")
+
+
+def test_try_around_python_values_runs_as_python():
+    x = np.array([1.0, 2.0])
+    for cfg in ({}, {"n": 3.0}):
+        np.testing.assert_array_equal(autotrace.function(configured)(x, cfg), configured(x, cfg))
+    np.testing.assert_array_equal(autotrace.vmap(configured, in_axes=(0, None))(np.ones((2, 2)), {}),
+                                  np.full((2, 2), 2.0))
+
+
+def positive_or_zero(x):
+    return x[0] if x[0] > 0 else 0
+
+
+def positive_or_zero_statement(x):
+    if x[0] > 0:
+        return x[0]
+    return 0
+
+
+@pytest.mark.parametrize("first", [1.5, -1.5])
+def test_conditional_expression_joins_a_python_number_as_the_if_statement(first):
+    x = np.array([first, 2.0], np.float32)
+    result = autotrace.function(positive_or_zero)(x)
+    assert result == positive_or_zero(x) and result.dtype == np.float32
+    statement = autotrace.function(positive_or_zero_statement)(x)
+    assert statement == result and statement.dtype == result.dtype
+
+
+def test_asanyarray_traces_as_asarray():
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(autotrace.function(lambda x: np.asanyarray(x) * 2.0)(x),
+                                  np.asanyarray(x) * 2.0)

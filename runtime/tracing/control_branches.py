@@ -42,7 +42,7 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined, named,
                                                  _until_settled, _zeros_like_tree)
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import Tracer, is_array, leaves_with_paths, map_arrays
-from .weak_scalars import WEAK_DTYPES, WEAK_NUMBERS, is_weak, make_weak
+from .weak_scalars import WEAK_DTYPES, WEAK_NUMBERS, either_of, is_weak, make_weak
 from .control_weak import as_dtype, either_join
 
 
@@ -390,12 +390,33 @@ def _expression_join(results: dict, where: str):
     either = either_join(results, where)
     if either is not None:
         return either[0], lambda pair: either[1](pair)
+    scalars = {value.dtype for value in results.values() if isinstance(value, Tracer)
+               and value.ndim == 0 and not is_weak(value) and either_of(value) is None}
+    if len(scalars) == 1 and all(isinstance(value, Tracer) and value.dtype in scalars
+                                 or _held(value, next(iter(scalars)))
+                                 for value in results.values()):
+        # (`x[0] if x[0] > 0 else 0`: the number in the NumPy scalar's dtype, which holds it,
+        # as the `if` statement joins them; either_join gives None then)
+        dtype = scalars.pop()
+        return ({side: lambda value: as_dtype(value, dtype) for side in results},
+                lambda value: value)
     if not all(is_weak(value) and np.ndim(value) == 0 for value in results.values()):
         return None
     joined = np.result_type(*(WEAK_DTYPES[value.dtype](0) if isinstance(value, Tracer)
                               else value for value in results.values()))
     return ({side: lambda value: as_dtype(value, joined) for side in results},
             lambda value: value)
+
+
+def _held(number, dtype) -> bool:
+    """Whether `number` is a Python number that the dtype holds exactly."""
+    if type(number) not in WEAK_NUMBERS or dtype.kind == "b":
+        return False
+    with np.errstate(all="ignore"):
+        try:
+            return np.asarray(number).astype(dtype).item() == number
+        except (OverflowError, TypeError, ValueError):
+            return False
 
 
 def and_(left, right_thunk):

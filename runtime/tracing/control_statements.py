@@ -130,6 +130,13 @@ def asarray(value, dtype=None, **options):
     return np.asarray(value, dtype=dtype, **options)
 
 
+def asanyarray(value, dtype=None, **options):
+    """`np.asanyarray` for converted code: a traced value is an ndarray's, so `asarray`'s."""
+    if isinstance(value, Tracer) or holds_traced(value):
+        return asarray(value, dtype)
+    return np.asanyarray(value, dtype=dtype, **options)
+
+
 def refuse_outside_write(container, message: str, where: str) -> None:
     """Raise `message` at `where` if `container`, which converted code is about to write into,
     is a concrete array: a global or closure variable of the user's function, which a traced
@@ -173,11 +180,25 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
     return value
 
 
+def refuse_traced_try(where: str, names: tuple, variables: dict) -> None:
+    """Before a `try` statement of converted code: refused where the variables of `names`
+    (those its body reads) hold traced values. The body's ops run when the graph runs, where
+    no handler can catch what they raise (a singular matrix); a body of Python values alone,
+    run while tracing, is Python's."""
+    traced = next((name for name in names if holds_traced(variables.get(name))), None)
+    if traced is not None:
+        raise _error(where, f"this try statement's body computes with the traced value "
+                            f"{traced!r}: the graph runs its ops when it is called, where no "
+                            f"handler can catch what they raise. Move the error handling "
+                            f"outside the traced function, or test the values first "
+                            f"(np.where, a traced if)")
+
+
 # What converted code calls, by the names transforms/control_flow/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
            "set_item": set_item, "in_place_target": in_place_target,
-           "python_test": python_test,
+           "python_test": python_test, "refuse_traced_try": refuse_traced_try,
            "SavedValues": SavedValues,
            "checked_out": checked_out, "checked_out_item": checked_out_item,
            "refuse_outside_write": refuse_outside_write,
@@ -192,8 +213,8 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
 # values, isinstance, type and np.isscalar, which answer for a traced value as for the
 # NumPy value it stands for (type_checks.py), and np.shape (`shape`): converted code calls
 # these instead.
-NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, np.take: take, **FILLED_ARRAYS,
-                      np.shape: shape,
+NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, np.asanyarray: asanyarray,
+                      np.take: take, **FILLED_ARRAYS, np.shape: shape,
                       **MATH_FUNCTIONS, **SCALAR_TYPES, **REFUSED_FUNCTIONS,
                       max: _compare_builtin(max, "maximum", "max"),
                       min: _compare_builtin(min, "minimum", "min"),

@@ -190,7 +190,7 @@ class ControlFlowConverter:
                 item.context_expr = self.expressions(item.context_expr)
             for handler in getattr(node, "handlers", ()):
                 handler.type = handler.type and self.expressions(handler.type)
-            return [node]
+            return self._try_check(node) + [node]
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             checks = self._outside_write_checks(node) + self._in_place_target(node)
             node = _subscript_assignment(node, self.local,
@@ -496,6 +496,20 @@ class ControlFlowConverter:
         return (f"this {statement} holds a return, break, continue or yield that cannot be "
                 f"converted to a {graph} when {traced} traced; compute the value with "
                 f"autotrace.cond or np.where instead")
+
+    def _try_check(self, node) -> list:
+        """`refuse_traced_try(where, names, locals())` before a try statement with handlers:
+        the names its body reads, refused when it runs where one is traced."""
+        if not isinstance(node, gast.Try) or not node.handlers:
+            return []
+        read = sorted({item.id for statement in node.body for item in walk(statement)
+                       if isinstance(item, gast.Name) and isinstance(item.ctx, gast.Load)})
+        call = gast.Call(func=name(helper("refuse_traced_try")), args=[
+            gast.Constant(value=self._where(node, "try:"), kind=None),
+            gast.Tuple(elts=[gast.Constant(value=item, kind=None) for item in read],
+                       ctx=gast.Load()),
+            gast.Call(func=name("locals"), args=[], keywords=[])], keywords=[])
+        return [_locate(gast.Expr(value=call), node)]
 
     def _python_test(self, node, header: str, test, reason: str, iterable: bool = False):
         """`python_test(test, ...)`: the test (or iterable) of a statement left as Python code,
