@@ -268,3 +268,13 @@ def test_numpy_result_type_over_the_standard():
     names = numpy_names(xp.asarray(0.0))
     assert names.result_type(xp.asarray([1, 2]), 1.0) == xp.float64
     assert names.result_type(xp.asarray([1.0], dtype=xp.float32), 1.0) == xp.float32
+
+
+def test_python_int_checks_run_on_the_array_api_backend():
+    from tests.test_traced_control_more import debt, factorial
+    for function, argument in [(factorial, 20), (debt, 2)]:
+        result = autotrace.function(function)(xp.asarray(argument, dtype=xp.int64))
+        assert isinstance(result, StrictArray) and int(result) == function(argument)
+    for function, argument in [(factorial, 21), (debt, 3)]:
+        with pytest.raises(OverflowError, match=r"left the range of int64 \(-2\*\*63 to "):
+            autotrace.function(function)(xp.asarray(argument, dtype=xp.int64))

@@ -92,6 +92,29 @@ def test_python_int_past_int64_is_refused_at_its_line(function, argument, text):
         f"if carries left the range of int64 (-2**63 to 2**63 - 1)")
 
 
+def doubling(n):
+    k = 3
+    for i in range(n):
+        k = k << 1
+    return k
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_python_int_checks_run_on_each_cpu_backend(backend):
+    from tests.test_backend_agreement import run_traced
+    for function, argument in [(factorial, 20), (debt, 2), (doubling, 61)]:
+        result, _ = run_traced(backend, lambda: autotrace.function(function),
+                               (np.int64(argument),))
+        assert result == function(argument)
+    for function, argument, text in [(factorial, 21, "r *= i + 1"),
+                                     (debt, 3, "k = k - 2 ** 62"), (doubling, 62, "k << 1")]:
+        assert function(argument) >= 2 ** 63 or function(argument) < -2 ** 63
+        with pytest.raises(OverflowError) as error:
+            run_traced(backend, lambda: autotrace.function(function), (np.int64(argument),))
+        assert str(error.value).startswith(
+            f'File "{HERE}", line {_line(function, text)}: a Python int that this traced loop')
+
+
 def test_python_int_past_int64_is_refused_under_vmap():
     limits = np.array([1e5, 1e20])
     with pytest.raises(OverflowError, match="left the range of int64"):

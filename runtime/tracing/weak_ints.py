@@ -37,14 +37,14 @@ def _site() -> str:
 def _overflowed(ufunc, inputs, result):
     """Where the int64 `result` of `ufunc(*inputs)` differs from Python's; None where it
     never does (a comparison, a bitwise op)."""
+    # Ops that every backend has (the array API's included: no bitwise ones). a + b lies on
+    # b's side of a unless it wrapped around, a - b on the other side.
     if ufunc is np.add:
         a, b = inputs
-        return _u(np.less, _u(np.bitwise_and, _u(np.bitwise_xor, a, result),
-                              _u(np.bitwise_xor, b, result)), 0)
+        return _u(np.logical_xor, _u(np.less, result, a), _u(np.less, b, 0))
     if ufunc is np.subtract:
         a, b = inputs
-        return _u(np.less, _u(np.bitwise_and, _u(np.bitwise_xor, a, b),
-                              _u(np.bitwise_xor, a, result)), 0)
+        return _u(np.logical_xor, _u(np.less, result, a), _u(np.greater, b, 0))
     if ufunc is np.multiply:
         a, b = inputs
         trivial = _u(np.logical_or, _u(np.equal, a, 0), _u(np.equal, a, -1))
@@ -59,8 +59,8 @@ def _overflowed(ufunc, inputs, result):
         return _u(np.logical_and, _u(np.equal, a, _SMALLEST), _u(np.equal, b, -1))
     if ufunc is np.left_shift:
         a, b = inputs
-        shift = _u(np.minimum, _u(np.maximum, b, 0), 62)
-        lost = _u(np.not_equal, _u(np.right_shift, result, shift), a)
+        shift = _u(np.minimum, _u(np.maximum, b, 0), 62)  # (result >> shift, floored)
+        lost = _u(np.not_equal, _u(np.floor_divide, result, _u(np.power, 2, shift)), a)
         return _u(np.logical_and, _u(np.not_equal, a, 0),
                   _u(np.logical_or, lost, _u(np.greater, b, 62)))
     return None
