@@ -167,6 +167,49 @@ def test_try_around_traced_values_is_refused_at_its_line():
         f"can catch what they raise")
 
 
+def inverted_or_typed(x):
+    try:
+        y = np.linalg.inv(x)
+    except (TypeError, (KeyError, ValueError)):
+        y = x
+    return y
+
+
+def inverted_bare(x):
+    try:
+        y = np.linalg.inv(x)
+    except:  # noqa: E722
+        y = x
+    return y
+
+
+def scaled_or_shifted(x, s):
+    try:
+        y = x * float(s)
+    except (TypeError, AttributeError):
+        y = x + 1.0
+    return y
+
+
+def test_try_catching_what_a_graph_can_raise_is_refused():
+    for function in (inverted_or_typed, inverted_bare):
+        with pytest.raises(ControlFlowError) as error:
+            autotrace.function(function)(np.ones((2, 2)))
+        assert str(error.value).startswith(f"{HERE}:{_line(function, 'try:')}: try:\n  this "
+                                           f"try statement's body computes with the traced "
+                                           f"value 'x'")
+        assert "Handlers of TypeError, KeyError, AttributeError, NameError, ImportError or " \
+               "FloatingPointError alone are kept" in str(error.value)
+
+
+def test_try_catching_only_what_tracing_raises_runs_as_python():
+    x = np.array([1.0, 2.0])
+    for s in (3.0, None):  # float(None): a TypeError while tracing
+        np.testing.assert_array_equal(autotrace.function(scaled_or_shifted)(x, s),
+                                      scaled_or_shifted(x, s))
+    np.testing.assert_array_equal(autotrace.function(scaled_or_shifted)(x, None), [2.0, 3.0])
+
+
 def test_try_around_python_values_runs_as_python():
     x = np.array([1.0, 2.0])
     for cfg in ({}, {"n": 3.0}):

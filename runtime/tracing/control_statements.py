@@ -180,18 +180,36 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
     return value
 
 
-def refuse_traced_try(where: str, names: tuple, variables: dict) -> None:
+# Handlers a try statement around traced values keeps: errors of Python's types and names,
+# which only tracing raises (`float(None)`, `cfg["n"]`), where the handler catches them as
+# Python's would; and FloatingPointError, which NumPy raises only under np.errstate(...=
+# "raise"): there a graph raises it from the call, uncaught (docs/limitations.md).
+KEPT_HANDLERS = (TypeError, KeyError, AttributeError, NameError, ImportError,
+                 FloatingPointError)
+
+
+def refuse_traced_try(where: str, names: tuple, variables: dict, caught) -> None:
     """Before a `try` statement of converted code: refused where the variables of `names`
-    (those its body reads) hold traced values. The body's ops run when the graph runs, where
-    no handler can catch what they raise (a singular matrix); a body of Python values alone,
-    run while tracing, is Python's."""
+    (those its body reads) hold traced values and a handler catches an error a graph can
+    raise when it runs (`caught()`: the handlers' classes, None for a bare `except`). The
+    body's ops run when the graph runs, where no handler can catch what they raise (a
+    singular matrix); a body of Python values alone, run while tracing, is Python's, and so
+    are handlers of KEPT_HANDLERS alone."""
     traced = next((name for name in names if holds_traced(variables.get(name))), None)
-    if traced is not None:
-        raise _error(where, f"this try statement's body computes with the traced value "
-                            f"{traced!r}: the graph runs its ops when it is called, where no "
-                            f"handler can catch what they raise. Move the error handling "
-                            f"outside the traced function, or test the values first "
-                            f"(np.where, a traced if)")
+    if traced is None or _kept_handlers_only(caught()):
+        return
+    raise _error(where, f"this try statement's body computes with the traced value "
+                        f"{traced!r}: the graph runs its ops when it is called, where no "
+                        f"handler can catch what they raise. Move the error handling outside "
+                        f"the traced function, or test the values first (np.where, a traced "
+                        f"if). Handlers of TypeError, KeyError, AttributeError, NameError, "
+                        f"ImportError or FloatingPointError alone are kept")
+
+
+def _kept_handlers_only(caught) -> bool:
+    if isinstance(caught, tuple):
+        return all(_kept_handlers_only(each) for each in caught)
+    return isinstance(caught, type) and issubclass(caught, KEPT_HANDLERS)
 
 
 # What converted code calls, by the names transforms/control_flow/control_flow.py gives them.

@@ -498,17 +498,19 @@ class ControlFlowConverter:
                 f"autotrace.cond or np.where instead")
 
     def _try_check(self, node) -> list:
-        """`refuse_traced_try(where, names, locals())` before a try statement with handlers:
-        the names its body reads, refused when it runs where one is traced."""
+        """`refuse_traced_try(where, names, locals(), lambda: caught)` before a try statement
+        with handlers: the names its body reads and what its handlers catch (None for all),
+        refused when it runs where one is traced and a handler catches what a graph raises."""
         if not isinstance(node, gast.Try) or not node.handlers:
             return []
         read = sorted({item.id for statement in node.body for item in walk(statement)
                        if isinstance(item, gast.Name) and isinstance(item.ctx, gast.Load)})
-        call = gast.Call(func=name(helper("refuse_traced_try")), args=[
-            gast.Constant(value=self._where(node, "try:"), kind=None),
-            gast.Tuple(elts=[gast.Constant(value=item, kind=None) for item in read],
-                       ctx=gast.Load()),
-            gast.Call(func=name("locals"), args=[], keywords=[])], keywords=[])
+        caught = [copy.deepcopy(handler.type) for handler in node.handlers]
+        call = replace_expression(
+            f"{helper('refuse_traced_try')}(where, names, locals(), lambda: caught)",
+            where=gast.Constant(value=self._where(node, "try:"), kind=None),
+            names=_names_tuple(read), caught=gast.Constant(value=None, kind=None)
+            if None in caught else gast.Tuple(elts=caught, ctx=gast.Load()))
         return [_locate(gast.Expr(value=call), node)]
 
     def _python_test(self, node, header: str, test, reason: str, iterable: bool = False):
