@@ -214,8 +214,8 @@ def test_try_around_python_values_runs_as_python():
     x = np.array([1.0, 2.0])
     for cfg in ({}, {"n": 3.0}):
         np.testing.assert_array_equal(autotrace.function(configured)(x, cfg), configured(x, cfg))
-    np.testing.assert_array_equal(autotrace.vmap(configured, in_axes=(0, None))(np.ones((2, 2)), {}),
-                                  np.full((2, 2), 2.0))
+    batched = autotrace.vmap(configured, in_axes=(0, None))
+    np.testing.assert_array_equal(batched(np.ones((2, 2)), {}), np.full((2, 2), 2.0))
 
 
 def positive_or_zero(x):

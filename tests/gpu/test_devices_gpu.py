@@ -87,3 +87,13 @@ def test_graphs_and_device_scopes_make_their_gpu_current_where_there_are_several
     entered.clear()
     single(x)
     assert entered == []
+
+
+def test_a_traced_loops_python_int_is_checked_on_the_gpu():
+    from tests.test_traced_control_more import debt, factorial
+    for function, argument in [(factorial, 20), (debt, 2)]:
+        result = autotrace.function(function)(autotrace.to_device(np.int64(argument), "gpu:0"))
+        assert isinstance(result, cupy.ndarray) and int(cupy.asnumpy(result)) == function(argument)
+    for function, argument in [(factorial, 21), (debt, 3)]:
+        with pytest.raises(OverflowError, match=r"left the range of int64 \(-2\*\*63 to "):
+            autotrace.function(function)(autotrace.to_device(np.int64(argument), "gpu:0"))
