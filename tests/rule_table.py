@@ -32,8 +32,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
-from autotrace.runtime.derivatives import (complex_parts, exponent_logs, scans,
-                                           structural_adjoints, triangles)
+from autotrace.runtime.derivatives import (complex_parts, degenerate_matrices, exponent_logs,
+                                           scans, structural_adjoints, triangles)
 from autotrace.runtime.primitives.diagonal_fill import diagonal_values
 from autotrace.runtime.primitives.math_special import polygamma
 from tests.rule_table_nn import nn_table
@@ -101,6 +101,11 @@ def distinct(rng, shape):
     """Values at least 0.1 apart: no ties for max, min and sort."""
     size = int(np.prod(shape))
     return (rng.permutation(size) * 0.3 + rng.uniform(0.0, 0.1, size) - 0.15 * size).reshape(shape)
+
+
+def rank_deficient(rng, n, batch=()):
+    """A matrix of rank n - 1: singular, with cofactors that are not all 0."""
+    return rng.standard_normal(batch + (n, n - 1)) @ rng.standard_normal(batch + (n - 1, n))
 
 
 def spd(rng, n, batch=()):
@@ -419,6 +424,10 @@ TABLE += [
     E("linalg.inv/batched", np.linalg.inv, lambda rng: (well_conditioned(rng, 3, (2,)),)),
     E("linalg.det", np.linalg.det, lambda rng: (well_conditioned(rng, 3),)),
     E("linalg.det/batched", np.linalg.det, lambda rng: (well_conditioned(rng, 2, (3,)),)),
+    E("linalg.det/singular", np.linalg.det, lambda rng: (rank_deficient(rng, 3),),
+      note="the cofactors from the SVD"),
+    E("linalg.det/batched-singular", np.linalg.det,
+      lambda rng: (np.stack([rank_deficient(rng, 3), well_conditioned(rng, 3)]),)),
     E("linalg.slogdet", np.linalg.slogdet, lambda rng: (well_conditioned(rng, 3),)),
     E("linalg.slogdet/negative", np.linalg.slogdet,
       lambda rng: (-well_conditioned(rng, 3, (2,)),)),
@@ -775,6 +784,11 @@ TABLE += [
       dict(power=None), note="0 where x is not positive: constant there"),
     E("helper:log_of_base/float", exponent_logs.log_of_base, uniform(0.5, 2.0, None),
       dict(power=None)),
+    E("helper:slope_base", exponent_logs.slope_base,
+      lambda rng: (rng.normal(size=(3, 4)), np.array([0.0, 1.0, 2.5, 0.0])), wrt=(0,),
+      note="x where x != 0: the identity"),
+    E("helper:slope_base/float", exponent_logs.slope_base,
+      lambda rng: (float(rng.uniform(0.5, 2.0)), 0.0), wrt=(0,)),
     E("helper:tril_half_diagonal", ops.tril_half_diagonal, normal((2, 3, 3))),
     E("helper:symmetric_read", triangles.symmetric_read, normal((2, 3, 3))),
     E("helper:symmetric_read/upper", triangles.symmetric_read, normal((3, 3)), dict(triangle="U")),
@@ -784,6 +798,14 @@ TABLE += [
     E("helper:cholesky_lower", triangles.cholesky_lower, normal((2, 3, 3))),
     E("helper:cholesky_lower/upper", triangles.cholesky_lower, normal((3, 3)), dict(upper=True)),
     E("helper:eigh_gap_inverse", ops.eigh_gap_inverse, lambda rng: (distinct(rng, (2, 4)),)),
+    E("helper:gap_weighted", degenerate_matrices.gap_weighted, normal((2, 4, 4), (2, 4, 4))),
+    E("helper:cofactors", degenerate_matrices.cofactors,
+      lambda rng: (well_conditioned(rng, 3, (2,)),)),
+    E("helper:cofactors/singular", degenerate_matrices.cofactors,
+      lambda rng: (rank_deficient(rng, 4, (2,)),), order=1,
+      note="det's third derivative at a singular matrix is refused"),
+    E("helper:cofactors_jvp", degenerate_matrices.cofactors_jvp,
+      lambda rng: (rank_deficient(rng, 3), rng.standard_normal((3, 3))), wrt=(1,), order=1),
     E("helper:svd_gap_inverse", ops.svd_gap_inverse,
       lambda rng: (1.0 + np.abs(distinct(rng, (2, 4))), np.ones((2, 4, 4))), wrt=(0,)),
     E("helper:real_singular_values", ops.real_singular_values,

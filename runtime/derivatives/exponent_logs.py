@@ -8,6 +8,9 @@ power is exp(p log(x)) with the principal log, the branch NumPy's complex power 
 of a zero imaginary part picks the side of the cut, as np.log's does): it is holomorphic in p
 wherever x is not 0, and its derivative there is y log(x) with that log; log(-2) is
 log(2) + i pi. At x = 0 the power is 0 (or NaN), and the derivative in p is taken as 0.
+
+The derivative in x, p * x ** (p - 1), is 0 where p == 0, x = 0 included, as JAX's is: it is
+read at the base `slope_base(x, p)`, 1 where p == 0 and x == 0.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import cmath
 import math
 
 from ..devices import array_module
+from .dtypes import dtype_beside
 from .real_only import is_complex
 
 
@@ -43,3 +47,45 @@ def has_log(x, power=None):
     if is_complex(x) or is_complex(power):
         return xp.not_equal(x, 0)
     return xp.greater(x, 0)
+
+
+def slope_base(x, p):
+    """x, with 1 where p == 0 and x == 0: the base of power's slope p * x ** (p - 1), which is
+    0 where p == 0 (x ** 0 is 1 for every x) but reads 0 * 0 ** -1 there, NaN (of a Python 0.0,
+    ZeroDivisionError). At 1 the slope is 0 * 1 ** -1 = 0, and so are its own derivatives, which
+    differentiating the power again reads at the same base. Elsewhere it is x itself, so the
+    slope, and its derivative in p, are the power's own."""
+    if (_is_number(p) and p != 0) or (_is_number(x) and x != 0):
+        return x
+    if _is_number(p) and _is_number(x):
+        return x + 1  # (both 0)
+    xp = array_module(x) if hasattr(x, "dtype") else array_module(p)
+    base = xp.where(xp.logical_and(xp.equal(p, 0), xp.equal(x, 0)), 1, x)
+    if _is_number(x):  # two Python numbers make float64: the base goes with p, as x did
+        return base.astype(dtype_beside(x, p))
+    return base
+
+
+def _is_number(value) -> bool:
+    return type(value) in (int, float, complex)
+
+
+def _fold_slope_base(arguments):
+    """`slope_base(x, 3)` is x, and `slope_base(x, 0)` is 1 (the slope 0 * 1 ** -1 is 0
+    wherever x ** 0 is 1, which is everywhere): the base, where the exponent is a number
+    written in the code (transforms/rules/core.py folds such calls in the code it makes)."""
+    if len(arguments) != 2:
+        return None
+    x, p = arguments
+    sign = 1
+    if type(p).__name__ == "UnaryOp" and type(p.op).__name__ == "USub":  # `x ** -2`
+        p, sign = p.operand, -1
+    value = getattr(p, "value", None)  # (only a constant node has a value)
+    if type(value) not in (int, float) or type(p).__name__ != "Constant":
+        return None
+    if sign * value != 0:
+        return x
+    return type(p)(value=1, kind=None)
+
+
+slope_base.__autotrace_fold__ = _fold_slope_base

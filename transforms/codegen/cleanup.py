@@ -217,8 +217,8 @@ def fold_constants(body, namer=None):
         folds = identities = False
         for node in nodes_of(statement):
             if isinstance(node, gast.BinOp):
-                folds = folds or (isinstance(node.left, gast.Constant)
-                                  and isinstance(node.right, gast.Constant))
+                folds = folds or (_number_of(node.left) is not None
+                                  and _number_of(node.right) is not None)
             elif not isinstance(node, gast.UnaryOp):
                 continue
             identities = identities or _identity_operand(node) is not None
@@ -231,12 +231,10 @@ def fold_constants(body, namer=None):
 class _FoldNumbers(gast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if (isinstance(node.left, gast.Constant) and isinstance(node.right, gast.Constant)
-                and type(node.op) in _FOLDABLE
-                and all(isinstance(c.value, (int, float)) and not isinstance(c.value, bool)
-                        for c in (node.left, node.right))):
+        left, right = _number_of(node.left), _number_of(node.right)
+        if left is not None and right is not None and type(node.op) in _FOLDABLE:
             try:
-                value = _FOLDABLE[type(node.op)](node.left.value, node.right.value)
+                value = _FOLDABLE[type(node.op)](left, right)
             except (ArithmeticError, ValueError):
                 return node
             if isinstance(value, (int, float)) and abs(value) < 1e15:
@@ -314,6 +312,16 @@ def _is_zeroth_power(node) -> bool:
 def _is_constant(node, value) -> bool:
     return (isinstance(node, gast.Constant) and not isinstance(node.value, bool)
             and isinstance(node.value, (int, float)) and node.value == value)
+
+
+def _number_of(node):
+    """The int or float that `node` writes (`2.5`, `-1`), else None."""
+    sign = 1
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node, sign = node.operand, -1
+    if isinstance(node, gast.Constant) and type(node.value) in (int, float):
+        return sign * node.value
+    return None
 
 
 def _number(value):

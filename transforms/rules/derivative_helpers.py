@@ -9,7 +9,8 @@ other; the other arguments only supply shapes, axes or orders. The adjoints of p
 bilinear. Helpers that compute masks, sizes or axes are constants.
 
 Not closed: `einsum_adjoint_cross` and `einsum_jvp_cross` (only third derivatives of einsum reach
-them) have no rules, nor have the `*_cross` helpers of matrix chains.
+them) have no rules, nor have the `*_cross` helpers of matrix chains and `cofactors_jvp_cross`
+(det's third derivative).
 """
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -42,8 +43,10 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      matmul_adjoint_a, matmul_adjoint_b,
                                                      tensordot_adjoint_a, tensordot_adjoint_b)
 from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_of, real_if_real
+from ...runtime.derivatives.degenerate_matrices import (cofactors_jvp, cofactors_jvp_cross,
+                                                         gap_weighted)
 from ...runtime.derivatives.dtypes import as_weights
-from ...runtime.derivatives.exponent_logs import has_log, log_of_base
+from ...runtime.derivatives.exponent_logs import has_log, log_of_base, slope_base
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
                                           reverse_scan, shift)
 from ...runtime.derivatives.structural_adjoints import meshgrid_adjoint, meshgrid_tangent
@@ -143,6 +146,9 @@ def products_after_tangent(z, rows):
 # Elementwise pieces of the power, norm, cholesky and eigh rules.
 
 partials(log_of_base, x="d[y] / np.where(has_log(x, power), x, np.inf)", power=None)
+# (at the base it moves, 0 ** 0 becomes 1, a step, where the slope it is read in is 0 * 1 ** -1:
+# any finite gradient there is multiplied by 0)
+partials(slope_base, x="d[y]", p=None)
 constant(real_sign)  # (a step: zero almost everywhere)
 
 
@@ -226,6 +232,23 @@ def eigh_gap_inverse_rule(z, w):
 def eigh_gap_inverse_tangent(z, w):
     # z_ij = 1 / (w_j - w_i), so dz_ij = -z_ij^2 (dw_j - dw_i).
     d[z] = -z * z * (np.expand_dims(d[w], -2) - np.expand_dims(d[w], -1))
+
+
+# det's Hessian (cofactors_jvp): linear in t, and its own transpose; a third derivative reads
+# cofactors_jvp_cross, which refuses.
+@adjoint(cofactors_jvp)
+def cofactors_jvp_rule(z, a, t):
+    d[t] = cofactors_jvp(a, d[z])
+    d[a] = cofactors_jvp_cross(t, d[z], a)
+
+
+@tangent(cofactors_jvp)
+def cofactors_jvp_tangent(z, a, t):
+    d[z] = cofactors_jvp(a, d[t]) + cofactors_jvp_cross(t, d[a], a)
+
+
+# (the tied eigenvalues' infinite gaps get no gradient where the coupling is 0)
+partials(gap_weighted, gaps="d[y] * coupling", coupling="gap_weighted(gaps, d[y])")
 
 
 @linear(real_singular_values)

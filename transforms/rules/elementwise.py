@@ -23,7 +23,7 @@ from ...runtime.derivatives.adjoint_ops import clip_weights, first_given, unbroa
 from ...runtime.derivatives.adjoint_ops import real_sign, sinc_slope, tie_weights  # noqa: F401
 from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_of
 from ...runtime.derivatives.dtypes import as_weights
-from ...runtime.derivatives.exponent_logs import log_of_base  # noqa: F401
+from ...runtime.derivatives.exponent_logs import log_of_base, slope_base  # noqa: F401
 from ...runtime.derivatives.real_only import refuse_complex
 from ...runtime.primitives.math_special import polygamma
 from ...runtime.derivatives.structure import add, zeros_like
@@ -36,8 +36,10 @@ partials(np.add, x1="d[y]", x2="d[y]")
 partials(np.subtract, x1="d[y]", x2="-d[y]")
 partials(np.multiply, x1="d[y] * x2", x2="d[y] * x1")
 # The exponent's gradient reads log(x1): of real powers, 0 where the base is not positive; of
-# complex ones, NumPy's branch of the complex log (runtime/derivatives/exponent_logs.py).
-partials(np.power, np.float_power, math.pow, x1="d[y] * x2 * x1 ** (x2 - 1)",
+# complex ones, NumPy's branch of the complex log (runtime/derivatives/exponent_logs.py). The
+# base's is 0 where x2 == 0, x1 = 0 too: slope_base(x1, x2) is x1, but 1 there (and `x ** 3`'s
+# slope reads `3 * x ** 2`).
+partials(np.power, np.float_power, math.pow, x1="d[y] * x2 * slope_base(x1, x2) ** (x2 - 1)",
          x2="d[y] * y * log_of_base(x1, y)")
 partials(np.negative, x="-d[y]")
 partials(np.positive, x="d[y]")

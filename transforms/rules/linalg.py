@@ -5,8 +5,11 @@ its tangent, summed over the factors. Their adjoints call `*_adjoint_a` / `*_adj
 (runtime/derivatives/adjoint_products.py) that handle NumPy's 1-d and batched cases, and whose
 own rules are again those products, so derivatives of any order stay closed. einsum's tangent,
 over any number of operands, is `einsum_jvp`.
-Matrix functions assume what their derivatives need: inv, det, slogdet, solve and cholesky a
-nonsingular matrix; eigh distinct eigenvalues; pinv a matrix of constant rank. cholesky, eigh and
+Matrix functions assume what their derivatives need: inv, slogdet, solve and cholesky a
+nonsingular matrix (det's gradient, its cofactors, is defined at every matrix; its second
+derivative asks for an invertible one); eigh distinct eigenvalues where its eigenvectors are
+differentiated (the eigenvalues alone have their gradient at tied ones too); pinv a matrix of
+constant rank. cholesky, eigh and
 eigvalsh read one triangle of their argument as a symmetric matrix (the lower; the upper with
 UPLO="U" or cholesky's upper=True) and ignore the other, and their rules differentiate that:
 a tangent is read as NumPy reads the argument (its read triangle mirrored), and a gradient lives
@@ -35,6 +38,8 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
+from ...runtime.derivatives.degenerate_matrices import (cofactors, cofactors_jvp,
+                                                         gap_weighted)
 from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint, matrix_power_jvp,
                                                    multi_dot_adjoint, multi_dot_jvp)
 from ...runtime.derivatives.real_only import refuse_complex
@@ -183,15 +188,27 @@ def inv_tangent(y, a):
     d[y] = -np.matmul(y, np.matmul(d[a], y))
 
 
+# d det(a) = tr(adj(a) da), adj(a)^T = det(a) a^-T the cofactors, which a singular matrix has
+# too (runtime/derivatives/degenerate_matrices.py).
 @adjoint(np.linalg.det)
 def det_rule(y, a):
-    d[a] = np.expand_dims(d[y] * y, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    d[a] = np.expand_dims(d[y], (-2, -1)) * cofactors(a)
 
 
 @tangent(np.linalg.det)
 def det_tangent(y, a):
-    # d det(a) = det(a) tr(a^-1 da).
-    d[y] = y * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * d[a], axis=(-2, -1))
+    d[y] = np.sum(cofactors(a) * d[a], axis=(-2, -1))
+
+
+# det's second derivative: cofactors_jvp is det's Hessian, symmetric, so its own transpose.
+@adjoint(cofactors)
+def cofactors_rule(z, a):
+    d[a] = cofactors_jvp(a, d[z])
+
+
+@tangent(cofactors)
+def cofactors_tangent(z, a):
+    d[z] = cofactors_jvp(a, d[a])
 
 
 @adjoint(np.linalg.slogdet)
@@ -254,7 +271,7 @@ def eigh_rule(y, a, UPLO="L"):
     # back to the triangle of a that NumPy reads.
     v_t = np.swapaxes(y[1], -1, -2)
     middle = (np.expand_dims(d[y][0], -1) * eye_like(y[0])
-              + eigh_gap_inverse(y[0]) * np.matmul(v_t, d[y][1]))
+              + gap_weighted(eigh_gap_inverse(y[0]), np.matmul(v_t, d[y][1])))
     d[a] = symmetric_read_adjoint(np.matmul(y[1], np.matmul(middle, v_t)), UPLO)
 
 
@@ -266,7 +283,7 @@ def eigh_tangent(y, a, UPLO="L"):
     read = symmetric_read(d[a], UPLO)
     middle = np.matmul(np.swapaxes(vectors, -1, -2), np.matmul(read, vectors))
     d[y] = (np.diagonal(middle, 0, -2, -1),
-            np.matmul(vectors, eigh_gap_inverse(y[0]) * middle))
+            np.matmul(vectors, gap_weighted(eigh_gap_inverse(y[0]), middle)))
 
 
 @adjoint(np.linalg.eigvalsh)
