@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..array_api import NumpyNames
 from ..devices import array_module
+from .real_only import is_complex
 
 
 def cofactors(a):
@@ -37,11 +39,10 @@ def cofactors(a):
 def _cofactors_from_svd(a):
     xp = array_module(a)
     u, s, vh = xp.linalg.svd(a)
-    before, after = _products_around(s)
     signs = xp.linalg.det(u) * xp.linalg.det(vh)
     # adj(a)^T = det(U) det(V^H) (V adj(S) U^H)^T, and (V adj(S) U^H)^T = conj(U) adj(S) V^T
     # with V^T = conj(V^H) (real a and complex a alike)
-    adjugate_t = xp.matmul(xp.conj(u) * (before * after)[..., None, :], xp.conj(vh))
+    adjugate_t = (_conj(xp, u) * _products_but_one(s)[..., None, :]) @ _conj(xp, vh)
     return signs[..., None, None] * adjugate_t
 
 
@@ -53,15 +54,13 @@ def cofactors_jvp(a, t):
     xp = array_module(a)
     u, s, vh = xp.linalg.svd(a)
     pairs = _products_but_two(s)
-    middle = xp.matmul(xp.conj(xp.swapaxes(u, -1, -2)),
-                       xp.matmul(t, xp.conj(xp.swapaxes(vh, -1, -2))))
-    diagonal = xp.matmul(pairs, xp.diagonal(middle, 0, -2, -1)[..., None])[..., 0]
-    n = s.shape[-1]
-    adjugate_tangent_t = (xp.where(xp.eye(n, dtype=bool), diagonal[..., None, :], 0)
-                          - pairs * xp.swapaxes(middle, -1, -2))
+    middle = _conj(xp, xp.swapaxes(u, -1, -2)) @ t @ _conj(xp, xp.swapaxes(vh, -1, -2))
+    eye = xp.eye(s.shape[-1], dtype=bool)
+    diagonal = (pairs @ xp.sum(xp.where(eye, middle, 0), axis=-1)[..., None])[..., 0]
+    adjugate_tangent_t = xp.where(eye, diagonal[..., None, :], 0) - pairs * xp.swapaxes(
+        middle, -1, -2)
     signs = xp.linalg.det(u) * xp.linalg.det(vh)
-    return signs[..., None, None] * xp.matmul(xp.conj(u),
-                                              xp.matmul(adjugate_tangent_t, xp.conj(vh)))
+    return signs[..., None, None] * (_conj(xp, u) @ adjugate_tangent_t @ _conj(xp, vh))
 
 
 def cofactors_jvp_cross(t, s, a):
@@ -78,23 +77,33 @@ def cofactors_jvp_cross(t, s, a):
             "times: its third derivative there has no rule")
     xp = array_module(a)
     inverse = xp.linalg.inv(a)
-    bt = xp.matmul(inverse, t)
-    bs = xp.matmul(inverse, s)
+    bt, bs = inverse @ t, inverse @ s
+    eye = xp.eye(a.shape[-1], dtype=bool)
 
     def trace(m):
-        return xp.trace(m, axis1=-2, axis2=-1)[..., None, None]
+        return xp.sum(xp.where(eye, m, 0), axis=(-2, -1))[..., None, None]
 
-    both = trace(bt) * trace(bs) - trace(xp.matmul(bt, bs))
-    cross = (both * inverse - trace(bs) * xp.matmul(bt, inverse)
-             - trace(bt) * xp.matmul(bs, inverse)
-             + xp.matmul(bt, xp.matmul(bs, inverse)) + xp.matmul(bs, xp.matmul(bt, inverse)))
+    both = trace(bt) * trace(bs) - trace(bt @ bs)
+    cross = (both * inverse - trace(bs) * (bt @ inverse) - trace(bt) * (bs @ inverse)
+             + bt @ bs @ inverse + bs @ bt @ inverse)
     return xp.linalg.det(a)[..., None, None] * xp.swapaxes(cross, -1, -2)
 
 
-def _products_around(s):
-    """prod_{k < i} s_k and prod_{k > i} s_k, for each i of the last axis (no division: exact
-    where some s_k are 0)."""
+def _conj(xp, m):
+    return xp.conj(m) if is_complex(m) else m  # (the array API's conj takes complex values)
+
+
+def _products_but_one(s):
+    """prod_{k != i} s_k for each i of the last axis (no division: exact where some s_k are
+    0): the products before i times those after."""
     xp = array_module(s)
+    if isinstance(xp, NumpyNames):  # another library's arrays: no cumprod; n^2 products
+        return xp.prod(xp.where(xp.eye(s.shape[-1], dtype=bool), 1, s[..., None, :]), axis=-1)
+    before, after = _products_around(xp, s)
+    return before * after
+
+
+def _products_around(xp, s):
     ones = xp.ones_like(s[..., :1])
     before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
     after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([s[..., 1:], ones], axis=-1), axis=-1),
@@ -107,8 +116,13 @@ def _products_but_two(s):
     the products before i, strictly between i and j, and after j."""
     xp = array_module(s)
     n = s.shape[-1]
-    before, after = _products_around(s)
-    later = xp.triu(xp.ones((n, n), dtype=bool), 1)  # k > i, in row i
+    eye = xp.eye(n, dtype=bool)
+    if isinstance(xp, NumpyNames):  # no cumprod: n^3 products
+        left_out = eye[:, None, :] | eye[None, :, :]  # k == i or k == j
+        pairs = xp.prod(xp.where(left_out, 1, s[..., None, None, :]), axis=-1)
+        return xp.where(eye, 0, pairs)
+    before, after = _products_around(xp, s)
+    later = xp.triu(xp.ones((n, n), dtype=bool), k=1)  # k > i, in row i
     # between[i, j] = prod_{i < k < j} s_k: the running product of row i's later entries,
     # shifted one place on
     running = xp.cumprod(xp.where(later, s[..., None, :], 1), axis=-1)
@@ -121,6 +135,6 @@ def gap_weighted(gaps, coupling):
     """gaps * coupling, 0 where the coupling is 0 (an infinite inverse gap of tied eigenvalues
     times no coupling contributes nothing)."""
     xp = array_module(coupling) if hasattr(coupling, "dtype") else array_module(gaps)
-    uncoupled = xp.equal(coupling, 0)
+    uncoupled = coupling == 0
     # (1 in place of the zeros: inf * 0 would warn of an invalid value, then be dropped)
     return xp.where(uncoupled, 0, gaps * xp.where(uncoupled, 1, coupling))

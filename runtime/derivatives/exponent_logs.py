@@ -60,10 +60,14 @@ def slope_base(x, p):
     if _is_number(p) and _is_number(x):
         return x + 1  # (both 0)
     xp = array_module(x) if hasattr(x, "dtype") else array_module(p)
-    base = xp.where(xp.logical_and(xp.equal(p, 0), xp.equal(x, 0)), 1, x)
-    if _is_number(x):  # two Python numbers make float64: the base goes with p, as x did
-        return base.astype(dtype_beside(x, p))
-    return base
+    if _is_number(p):  # (p == 0)
+        return xp.where(x == 0, 1, x)
+    if _is_number(x):  # (x == 0) two Python numbers make float64: the base goes with p, as x did
+        base = xp.where(p == 0, x + 1, x)
+        if hasattr(base, "astype"):  # NumPy's and CuPy's arrays, traced values
+            return base.astype(dtype_beside(x, p))
+        return xp.astype(base, dtype_beside(x, p))  # the array API's arrays have no method
+    return xp.where(p == 0, xp.where(x == 0, 1, x), x)
 
 
 def _is_number(value) -> bool:
