@@ -127,6 +127,39 @@ def set_by_a_nested_function(x):
     return np.sum(a * W)
 
 
+def set_by_a_nested_function_one_call_deeper(x):
+    a = x * 1.0
+
+    def scale_first(b):
+        b[0] = b[1] * 3.0
+
+    def scale_first_of(c):
+        scale_first(c)  # (nested call deeper)
+    scale_first_of(a)  # (call scale_first_of)
+    return np.sum(a * W)
+
+
+def set_by_a_nested_function_defined_after_its_caller(x):
+    a = x * 1.0
+
+    def scale_first_of(c):
+        scale_first(c)  # (calls one defined after it)
+
+    def scale_first(b):
+        b[0] = b[1] * 3.0
+    scale_first_of(a)  # (call the one defined before)
+    return np.sum(a * W)
+
+
+def set_by_a_module_function_a_nested_one_calls(x):
+    a = x * 1.0
+
+    def set_first_of(c):
+        sets_the_first(c)  # (nested calls a module function)
+    set_first_of(a)  # (call set_first_of)
+    return np.sum(a * W)
+
+
 CALLS = [
     (normalized_in_place, "normalize(a)", "v", "v /= ...", "(normalize)", "normalize",
      "(call normalize)"),
@@ -149,6 +182,13 @@ CALLS = [
      "(call setter)"),
     (set_by_a_nested_function, "scale_first(a)", "b", "b[0] = ...", "(nested writes)",
      "scale_first", "(call scale_first)"),
+    (set_by_a_nested_function_one_call_deeper, "scale_first_of(a)", "c", "scale_first(c)",
+     "(nested call deeper)", "scale_first_of", "(call scale_first_of)"),
+    (set_by_a_nested_function_defined_after_its_caller, "scale_first_of(a)", "c",
+     "scale_first(c)", "(calls one defined after it)", "scale_first_of",
+     "(call the one defined before)"),
+    (set_by_a_module_function_a_nested_one_calls, "set_first_of(a)", "c", "sets_the_first(c)",
+     "(nested calls a module function)", "set_first_of", "(call set_first_of)"),
 ]
 
 
@@ -158,6 +198,7 @@ def every_mode(f):
         "traced grad": lambda: autotrace.function(autotrace.grad(f))(X),
         "vmap of grad": lambda: autotrace.vmap(autotrace.grad(f))(np.stack([X, X])),
         "jvp": lambda: autotrace.jvp(f, (X,), (np.ones(3),)),
+        "forward": lambda: autotrace.forward(f)(X),
     }
 
 
@@ -172,6 +213,65 @@ def test_a_call_that_changes_its_argument_read_afterwards_is_refused(
         f"{parameter!r} in place ({write}, {THIS_FILE}, line {line_of(write_marker)}), which "
         f"autotrace does not follow into this function, and {reader!r} is read after it on "
         f"line {read}; return the new value from {callee} instead")
+    for mode, run in every_mode(f).items():
+        with pytest.raises(TransformError, match=re.escape(expected)):
+            run()
+
+
+def closure_set_by_a_nested_function_one_call_deeper(x):
+    a = x * 1.0
+
+    def scale_first():
+        a[0] = a[1] * 3.0
+
+    def scale():
+        scale_first()  # (closure write one call deeper)
+    scale()  # (call scale)
+    return np.sum(a * W)
+
+
+def closure_given_to_a_nested_function(x):
+    a = x * 1.0
+
+    def scale_first(b):
+        b[0] = b[1] * 3.0
+
+    def scale():
+        scale_first(a)  # (closure given to a writer)
+    scale()  # (call scale)
+    return np.sum(a * W)
+
+
+def closure_given_to_a_module_function(x):
+    a = x * 1.0
+
+    def scale():
+        sets_the_first(a)  # (closure given to a module writer)
+    scale()  # (call scale)
+    return np.sum(a * W)
+
+
+CLOSURE_CALLS = [
+    (closure_set_by_a_nested_function_one_call_deeper, "scale_first(...)",
+     "(closure write one call deeper)"),
+    (closure_given_to_a_nested_function, "scale_first(...)", "(closure given to a writer)"),
+    (closure_given_to_a_module_function, "sets_the_first(...)",
+     "(closure given to a module writer)"),
+]
+
+
+@pytest.mark.parametrize("f, write, marker", CLOSURE_CALLS,
+                         ids=[case[0].__name__ for case in CLOSURE_CALLS])
+def test_a_nested_function_that_changes_a_closure_variable_through_a_call_is_refused(
+        f, write, marker):
+    start = line_of(f"def {f.__name__}(")
+    with open(THIS_FILE) as source:
+        body = source.read().splitlines()[start:]
+    call = start + body.index("    scale()  # (call scale)") + 1
+    expected = (
+        f'File "{THIS_FILE}", line {call}: scale() changes \'a\' in place ({write}, line '
+        f"{line_of(marker)}), which autotrace does not follow into this function, and 'a' "
+        f"is read after it on line {call + 1}; return the new value from scale instead")
     for mode, run in every_mode(f).items():
         with pytest.raises(TransformError, match=re.escape(expected)):
             run()

@@ -11,7 +11,7 @@ import collections
 import gast
 import numpy as np
 
-from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, call_writes,
+from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, base_name, call_writes,
                               enclosing_names_written, parameter_names, rebinds, write_text,
                               writes_into_arguments)
 from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, shallow_copy,
@@ -57,7 +57,7 @@ class CallSharing:
         self.writes_by_callee(node)
         local = self.local_functions.get(func.id) if isinstance(func, gast.Name) else \
             func if isinstance(func, gast.Lambda) else None  # (a function defined here)
-        nested = self.nested.get(func.id) if isinstance(func, gast.Name) else \
+        nested = self.nested_writes(func.id) if isinstance(func, gast.Name) else \
             enclosing_names_written(as_function(func), self.namespace) \
             if isinstance(func, gast.Lambda) else None
         if nested is not None:
@@ -67,16 +67,8 @@ class CallSharing:
                     f"{written!r} in place ({write_text(write)}, line "
                     f"{self.location.line_of(write)})", getattr(func, "id", "the lambda"))
         if local is not None:
-            key = ("writes", id(local))  # (read once per analysis, not once per loop run)
-            if key not in self.returns:
-                self.returns[key] = self.writes_into_parameters(
-                    as_function(local), self.location, self.namespace)
-            written = self.returns[key]
-            parameters = parameter_names(as_function(local))
-            self.refuse_parameters_written(node, [
-                (parameters.index(parameter), parameter, what, self.location.filename, line,
-                 surely, items) for parameter, (what, line, surely, items) in written.items()],
-                0, getattr(func, "id", "the lambda"))
+            self.refuse_parameters_written(node, self.local_parameters_written(local), 0,
+                                           getattr(func, "id", "the lambda"))
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         method = isinstance(func, gast.Attribute) and not self.is_global(func)
         owner = self.value(func.value) if method else set()
@@ -243,6 +235,51 @@ class CallSharing:
         self.refuse_parameters_written(node, self.parameters_written(callee), before,
                                        callee.__name__)
 
+    def local_parameters_written(self, local) -> list:
+        """parameters_written's tuples for a function defined here (a def or a lambda): read
+        once per analysis, not once per loop run, with the functions defined beside it, which
+        it may call."""
+        key = ("writes", id(local))
+        if key not in self.returns:
+            self.returns[key] = {}  # while it is read: a call of its own writes what it does
+            self.returns[key] = self.writes_into_parameters(
+                as_function(local), self.location, self.namespace, enclosing=self)
+        parameters = parameter_names(as_function(local))
+        return [(parameters.index(parameter), parameter, what, self.location.filename, line,
+                 surely, items)
+                for parameter, (what, line, surely, items) in self.returns[key].items()]
+
+    def nested_writes(self, name: str, calling=frozenset()) -> dict | None:
+        """The names of this function that the function defined here as `name` may change in
+        place when it is called (self.nested), or None where no function defined here has that
+        name: written by itself (argument_writes.enclosing_names_written) or by a function it
+        calls that changes its argument or a name of this function, also one defined here
+        (followed where it is not one of the functions `calling` it)."""
+        if name not in self.nested:
+            return None
+        definition = self.local_functions.get(name)
+        if definition is None or name in calling or isinstance(definition, gast.Lambda):
+            return self.nested[name]
+        calling = calling | {name}
+
+        def written_by_call(call, own: set) -> list:
+            func, found = call.func, []
+            if isinstance(func, gast.Name) and func.id not in own:
+                found += self.nested_writes(func.id, calling) or ()
+            local = self.local_functions.get(func.id) if isinstance(func, gast.Name) and \
+                func.id not in own else None
+            callee, before = python_callee(func, own | self.locals, self.namespace)
+            written = self.local_parameters_written(local) if local is not None else \
+                self.parameters_written(callee) if callee is not None else ()
+            for position, parameter, *_ in written:
+                position -= before
+                given = call.args[position] if 0 <= position < len(call.args) else next(
+                    (k.value for k in call.keywords if k.arg == parameter), None)
+                if given is not None and base_name(given) is not None:
+                    found.append(base_name(given).id)
+            return found
+        return enclosing_names_written(as_function(definition), self.namespace, written_by_call)
+
     def refuse_parameters_written(self, node, written, before: int, callee: str) -> None:
         """Refuse the call `node` of a function that writes into the arguments `written`
         (parameters_written's), `before` arguments coming before those `node` gives, where
@@ -313,7 +350,7 @@ class CallSharing:
 
     @classmethod
     def writes_into_parameters(cls, function, location, namespace, checked_at=None,
-                               read=True) -> dict:
+                               read=True, enclosing=None) -> dict:
         """parameter -> (what, line, surely, items) for each parameter of `function` (a def) whose
         argument it may change in place while the parameter holds it: itself (`x[0] = v`,
         `x /= n`, `x.sort()`: argument_writes.names_written_in_place), through a name sharing
@@ -323,10 +360,16 @@ class CallSharing:
         `checked_at`, where given, gets id(write) -> (parameter, what) for those. Code of
         autotrace's own (a derivative it generated; with `read` False, a helper generated code
         calls), whose writes into its arguments are its sweeps', is read for what its source
-        writes itself (`x[0] = v`) alone."""
+        writes itself (`x[0] = v`) alone. A function defined in the function `enclosing` reads
+        (an analysis of it) calls the functions defined beside it as they write."""
         found = {parameter: (write_text(write), location.line_of(write), not rebinds(write), 0)
                  for parameter, write in writes_into_arguments(function).items()}
-        reader = cls(function, location, namespace, 1)
+        reader = cls(function, location, namespace, 1,
+                     None if enclosing is None else enclosing.returns)
+        if enclosing is not None:
+            reader.local_functions = {
+                **{name: definition for name, definition in enclosing.local_functions.items()
+                   if name not in reader.locals}, **reader.local_functions}
         reader.recorded, reader.checked_at = {}, checked_at
         try:
             if read and not location.filename.startswith("<autotrace "):

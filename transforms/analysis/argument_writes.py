@@ -164,13 +164,16 @@ def arguments_written_in_place(function: gast.FunctionDef) -> dict:
     return {p: written[p] for p in parameter_names(function) if p in written}
 
 
-def enclosing_names_written(function: gast.FunctionDef, namespace: dict | None = None) -> dict:
+def enclosing_names_written(function: gast.FunctionDef, namespace: dict | None = None,
+                            written_by_call=None) -> dict:
     """Those of `names_written_in_place` that are the enclosing function's (closure
     variables): neither parameters nor bound in `function`; and those that a name of its own
     may view, written through it (`r = A[0]; r *= 2.0`, `for row in A: row[0] = v`). A name
     `namespace` binds to a module is left out: `np.append(...)` and `np.insert(...)` are its
     functions, not list methods; so is one it binds to a number or a string, which nothing
-    changes in place."""
+    changes in place. `written_by_call`, where given, gives for a call in `function` the
+    names (of it or of the enclosing function) that the function called writes into: a
+    helper that changes its argument, or another function defined beside this one."""
     own = set(parameter_names(function)) | {
         n.id for statement in function.body for n in walk_scope(statement)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
@@ -180,6 +183,9 @@ def enclosing_names_written(function: gast.FunctionDef, namespace: dict | None =
     for node in (n for statement in function.body for n in walk_scope(statement)):
         if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name):
             written.setdefault(node.target.id, node)  # an array's `r *= 2` changes it in place
+        if isinstance(node, gast.Call) and written_by_call is not None:
+            for name in written_by_call(node, own):
+                written.setdefault(name, node)
     found = {}
     for name, write in written.items():
         for enclosing in sorted(viewed.get(name, ()) if name in own else {name}):
