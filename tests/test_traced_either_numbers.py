@@ -134,3 +134,53 @@ def nested_either(x):
 def test_an_either_value_of_a_nested_if(x):
     assert autotrace.function(nested_either)(x) == nested_either(x)
     check_every_mode(nested_either, x)
+
+
+def number_or_float64(x, y):
+    if x[0] > 0:
+        c = 2.0  # a Python float: weak, 2.0 * a float32 array is float32
+    else:
+        c = np.float64(3.0)  # a NumPy float64: times a float32 array, float64
+    return c * y  # (number or float64 times y)
+
+
+def number_or_float64_in_numpy_functions(x, y):
+    if x[0] > 0:
+        c = 2.0
+    else:
+        c = np.float64(3.0)
+    return np.sin(c) * y, c + 1.0, c * x  # (float64 on both paths)
+
+
+FLOAT32_Y = np.array([1.0, 10.0], np.float32)
+PATHS = [np.array([1.5, -2.0]), np.array([-1.5, 2.0])]
+
+
+@pytest.mark.parametrize("x", PATHS, ids=["number", "float64"])
+def test_a_number_or_a_float64_times_a_float32_array_is_refused(x):
+    line = number_or_float64.__code__.co_firstlineno
+    expected = (
+        f"{__file__}:{line + 1}: if x[0] > 0:\n  leaves this variable a Python float on one "
+        f"path and a NumPy float64 value on the other, and np.multiply of it gives a NumPy "
+        f"float32 value or a NumPy float64 value, depending on the path: one traced value has "
+        f"one dtype. Give the variable one type on every path (write np.float64(...) of a "
+        f"Python number set on one of them)")
+    assert number_or_float64(x, FLOAT32_Y).dtype == (np.float32 if x[0] > 0 else np.float64)
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.function(number_or_float64)(x, FLOAT32_Y)
+    assert str(caught.value).startswith(expected)
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.vmap(number_or_float64, in_axes=(0, None))(np.stack(PATHS), FLOAT32_Y)
+    assert str(caught.value).startswith(expected)
+
+
+@pytest.mark.parametrize("x", PATHS, ids=["number", "float64"])
+def test_a_number_or_a_float64_where_numpy_gives_one_dtype_is_traced(x):
+    y64 = FLOAT32_Y.astype(np.float64)
+    for function, y in [(number_or_float64, y64),
+                        (number_or_float64_in_numpy_functions, FLOAT32_Y)]:
+        eager, traced = function(x, y), autotrace.function(function)(x, y)
+        pairs = zip(eager, traced) if isinstance(eager, tuple) else [(eager, traced)]
+        for eager_part, traced_part in pairs:
+            assert np.asarray(traced_part).dtype == np.asarray(eager_part).dtype
+            np.testing.assert_array_equal(traced_part, eager_part)

@@ -9,7 +9,10 @@ traced loop carries it as one graph value of one dtype: the dtype NumPy gives wh
 computes from the Python number (float32 here), not the float64 that the number alone has. A
 traced `if` whose one branch leaves the number and the other a float32 scalar gives both the
 float32 where other code reads it, and an either-value (weak_scalars.py) that computes what
-NumPy does on each path where a ufunc or operator does (`either_join`). A number that the body
+NumPy does on each path where a ufunc or operator does (`either_join`); one whose other branch
+leaves a float64 (or complex128) scalar is an either-value alone, since the two differ only in
+that the number is weak (2.0 times a float32 array is float32, np.float64(2.0) times it
+float64: refused, one traced value having one dtype). A number that the body
 leaves a Python number (`lr *= 0.9`, `n = n + 1`) is carried in Python's own dtype (int64,
 float64, complex128) as a weak scalar (runtime/tracing/weak_scalars.py): where it meets a
 float32 array in the body or after the loop (`w - lr * g`), it is rounded to float32 first, as
@@ -49,6 +52,12 @@ from .weak_scalars import (WEAK_NUMBERS, Kinds, either_of, either_value, exact_o
 
 
 
+# The dtypes of Python's float and complex: a NumPy scalar of one and a Python number differ
+# only in that the number is weak, which the cast to it would lose (2.0 * a float32 array is
+# float32, np.float64(2.0) * it float64): such a pair is an either-value.
+_PYTHONS_OWN = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
 def either_join(results: dict, where: str):
     """Where a traced `if` leaves a variable a Python number on one path (weak, or an
     either-value that is one on some paths) and a NumPy scalar on the other (`m = 0.1`,
@@ -70,7 +79,8 @@ def either_join(results: dict, where: str):
         return None  # (one kind; two Python numbers' (_weak_join); more kinds than two)
     first = kinds[0]
     scalar = next(kind for kind in kinds if not isinstance(kind, type))
-    if all(_holds(scalar, value) for value in results.values()):
+    if np.dtype(scalar) not in _PYTHONS_OWN and all(
+            _holds(scalar, value) for value in results.values()):
         # (`total = 0.0` and a float32: 0.0 is one too: the scalar's dtype holds both paths,
         # as _weak_join gives them, and keeps a float32 program in float32; what it is on
         # each path is kept for isinstance and type, weak_scalars.Kinds)
