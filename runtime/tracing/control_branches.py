@@ -74,6 +74,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     weak: dict = {}  # side -> {index: a Python number (weak) the branch left}
     left: dict = {}  # side -> what the branch left in each variable, before `fixes`
     eithers: dict = {}  # index -> what makes its pair an either-value (control_weak.either_join)
+    # index -> the side that set a Python object generated code sets in one branch only
+    set_by: dict = {}
 
     taken_over = TakenOver(values, names, outside)
     kept = KeptContainers(values, names, where, made, (true_fn, false_fn), shared)
@@ -107,7 +109,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 # values, so it becomes a graph value that holds what the taken branch pushed.
                 stacks[index], converted = new_stack(current_builder(test), values[index]), True
                 continue
-            if not keep[index] or index in counts or index in eithers:
+            if not keep[index] or index in counts or index in eithers or index in set_by:
                 continue
             count = _same_python_value(numbers, index, in_true, in_false,
                                        none_is_unset=variable not in user_nones)
@@ -118,8 +120,16 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
                 counts[index], converted = count, True
                 continue
             if _may_be_placeholder(placeholders, variable):
-                needed.update(_placeholders(index, values[index], in_true, in_false,
-                                            none_is_value=variable in user_nones))
+                filled = _placeholders(index, values[index], in_true, in_false,
+                                       none_is_value=variable in user_nones)
+                needed.update(filled)
+                setter = not next(iter(filled))[0] if filled else None
+                if placeholders is True and setter is not None and _holds_no_arrays(
+                        in_true if setter else in_false):
+                    # (the log of a call's writes, `_written1 = state_writes_log()`, begun
+                    # in the branch that makes the call: the other branch never reads it,
+                    # and each trace of the branch begins a new one: the last is kept)
+                    set_by[index] = setter
                 if any(key[1] == index for key in needed):
                     continue
             either = either_join({side: left[side][index] for side in (True, False)}, where)
@@ -152,7 +162,8 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
         _until_settled(where, len(names) + 1, attempt)))
     # a number both branches leave a Python number (or a traced one, weak) is one after the if
     results = [make_weak(value) if index in weak[True] and index in weak[False]
-               else eithers[index](value) if index in eithers else value
+               else eithers[index](value) if index in eithers
+               else left[set_by[index]][index] if index in set_by else value
                for index, value in enumerate(results)]
     return tuple(counts[index] if index in counts else value if kept else Undefined(variable)
                  for index, (value, kept, variable) in enumerate(zip(results, keep, names)))
@@ -273,6 +284,13 @@ def _placeholders(index: int, before, in_true, in_false, none_is_value=False) ->
             fixes[side, index] = lambda value, unset=unset: [unset.get(i, item)
                                                              for i, item in enumerate(value)]
     return fixes
+
+
+def _holds_no_arrays(value) -> bool:
+    """Whether `value` is a Python object that holds no array or number, traced or not, and is
+    neither a container nor None nor unassigned."""
+    return _is_set(value) and not leaves_with_paths(value) and not isinstance(
+        value, (list, tuple, dict))
 
 
 def _weak_join(weak: dict, index: int, in_true, in_false) -> dict:
