@@ -126,7 +126,9 @@ def seed_keyword(func, keyword: str = "dy") -> str:
     """The keyword a derivative of `func` takes its seed by: `dy` (or `tangent`), unless func
     takes a parameter of that name (a derivative of a derivative takes `dy_`) or reads a
     global or closure variable of it, which the parameter would hide. A local variable of
-    that name does not change it: the transform renames the local (`rename_local`)."""
+    that name does not change it: the transform renames the local (`rename_local`). A traced
+    function (autotrace.function) is derived from its Python function: that one's names."""
+    func = getattr(func, "__autotrace_python_function__", func)
     code = getattr(func, "__func__", func).__code__
     while seed_keyword_taken(code, keyword):
         keyword += "_"
