@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import numbers
+import types
 import weakref
 
 import numpy as np
@@ -141,8 +142,24 @@ def new_dataclass(cls, values: dict, like=None):
         if name not in fields:
             object.__setattr__(instance, name, value)
     for name, value in (kept_as_they_are(like) if like is not None else {}).items():
-        object.__setattr__(instance, name, value)
+        object.__setattr__(instance, name, rebound(value, like, instance))
     return instance
+
+
+def rebound(value, like, instance):
+    """`value`, which `like` holds beside its fields, as `instance`, made again from `like`,
+    holds it: a method of `like` (`self.act = self.forward`) or of an object in one of its
+    fields (`self.act = self.layer.forward`) a method of `instance`, or of the object that
+    `instance` holds in that field; anything else as it is."""
+    owner = getattr(value, "__self__", None)
+    if not isinstance(value, types.MethodType) or owner is None:
+        return value
+    if owner is like:
+        return types.MethodType(value.__func__, instance)
+    for name in instance_fields(like):
+        if getattr(like, name, None) is owner:
+            return types.MethodType(value.__func__, getattr(instance, name))
+    return value
 
 
 def map_fields(function, *instances):

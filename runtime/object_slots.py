@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import types
 import warnings
 import weakref
 
@@ -242,7 +243,8 @@ class ObjectSlots:
                 for name in instance_fields(value):
                     add(getattr(value, name), key + (name,), f"{label}.{name}")
                 for name, held in kept_as_they_are(value).items():  # the caller's, as they are
-                    add(held, key + (name,), f"{label}.{name}")
+                    if not _method_of_copy(held, value):
+                        add(held, key + (name,), f"{label}.{name}")
             elif not _is_tracer(value) and hasattr(value, "__dict__") and \
                     not isinstance(value, type):
                 roots.append(Root(key, value, label, _finder(value)))
@@ -253,6 +255,15 @@ class ObjectSlots:
         for name, value in kwargs.items():
             add(value, ("argument", name), name)
         return roots
+
+
+def _method_of_copy(held, copy) -> bool:
+    """Whether `held`, kept beside the fields of the trace's copy of a dataclass argument, is
+    a method of that copy or of an object in one of its fields (containers.rebound): an
+    object whose state the copy's fields hold, not one of the caller's."""
+    owner = getattr(held, "__self__", None)
+    return isinstance(held, types.MethodType) and (owner is copy or any(
+        getattr(copy, name, None) is owner for name in instance_fields(copy)))
 
 
 def _finder(value):

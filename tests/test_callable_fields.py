@@ -251,6 +251,99 @@ def test_layers_in_containers_and_methods_of_fields_are_as_they_were():
     check_every_mode(stack_loss, THETA[:4])
 
 
+@dataclasses.dataclass
+class Tanh:
+    W: np.ndarray
+
+    def forward(self, x):
+        return np.tanh(x * self.W)
+
+
+@dataclasses.dataclass
+class HeldMethod:
+    """A method of the layer in one field, kept in another (`self.act`)."""
+    layer: Tanh
+    b: np.ndarray
+
+    def __post_init__(self):
+        self.act = self.layer.forward
+
+    def __call__(self, x):
+        return self.act(x) * self.b
+
+
+@dataclasses.dataclass
+class OwnMethod:
+    """A method of its own, kept in another field."""
+    W: np.ndarray
+    b: np.ndarray
+
+    def __post_init__(self):
+        self.act = self.forward
+
+    def forward(self, x):
+        return np.tanh(x * self.W)
+
+    def __call__(self, x):
+        return self.act(x) * self.b
+
+
+def held_method_model(theta):
+    return HeldMethod(Tanh(theta[:2]), theta[2:4])
+
+
+def own_method_model(theta):
+    return OwnMethod(theta[:2], theta[2:4])
+
+
+def model_loss(model, x):
+    return np.sum(model(x) ** 2)
+
+
+def model_parameters(gradient) -> np.ndarray:
+    first = gradient.layer.W if isinstance(gradient, HeldMethod) else gradient.W
+    return np.concatenate([first, gradient.b], axis=-1)
+
+
+@pytest.mark.parametrize("make", [held_method_model, own_method_model],
+                         ids=lambda make: make.__name__)
+def test_a_method_kept_in_a_field_of_a_traced_argument_in_every_mode(make):
+    theta, x = THETA[:4], np.array([0.8, -1.1])
+    model = make(theta)
+    expected = central_difference(lambda t: model_loss(make(t), x), theta)
+    by_x = central_difference(lambda p: model_loss(model, p), x)
+    for derivative in (autotrace.grad(model_loss), autotrace.function(autotrace.grad(model_loss))):
+        np.testing.assert_allclose(model_parameters(derivative(model, x)), expected, rtol=1e-6)
+    batched = autotrace.vmap(autotrace.grad(model_loss), in_axes=(None, 0))(
+        model, np.stack([x, 2.0 * x]))
+    np.testing.assert_allclose(model_parameters(batched)[0], expected, rtol=1e-6)
+    np.testing.assert_allclose(model_parameters(batched)[1], central_difference(
+        lambda t: model_loss(make(t), 2.0 * x), theta), rtol=1e-6)
+    batched = autotrace.function(autotrace.vmap(autotrace.grad(model_loss, wrt=1),
+                                                in_axes=(None, 0)))(model, np.stack([x, x]))
+    np.testing.assert_allclose(batched, np.stack([by_x, by_x]), rtol=1e-6)
+    tangent = make(np.array([1.0, -0.5, 0.3, 2.0]))
+    direction = np.array([1.0, -0.5, 0.3, 2.0]) @ expected
+    traced_jvp = autotrace.function(
+        lambda m, p: autotrace.jvp(model_loss, (m, p), (tangent, np.zeros(2)))[1])
+    assert traced_jvp(model, x) == pytest.approx(direction, rel=1e-6)
+    hessian = np.stack([central_difference(
+        lambda p, i=i: autotrace.grad(model_loss, wrt=1)(model, p)[i], x) for i in range(2)])
+    np.testing.assert_allclose(autotrace.function(autotrace.hessian(model_loss, wrt=1))(
+        model, x), hessian, rtol=1e-5, atol=1e-7)
+
+
+def test_a_traced_function_returns_the_method_kept_bound_to_the_object_it_returns():
+    def returned(model, x):
+        return model, np.sum(model(x))
+    model = held_method_model(THETA[:4])
+    for _ in range(2):  # traced, then from the cache
+        made, value = autotrace.function(returned)(model, X)
+        assert made.act.__self__ is made.layer
+        np.testing.assert_allclose(made.act(X), model.act(X))
+        assert value == pytest.approx(returned(model, X)[1])
+
+
 # ---- 2. methods that write their object's state ---------------------------------------------
 
 class BatchNorm1D:

@@ -8,7 +8,7 @@ import copy
 import numpy as np
 
 from ..containers import (KEPT_CONTAINERS, instance_fields, is_dataclass_instance,
-                          kept_as_they_are, new_dataclass, rebuild)
+                          kept_as_they_are, new_dataclass, rebound, rebuild)
 from ..devices import is_gpu_array
 from ..pytrees import registered, sorted_keys
 
@@ -167,9 +167,11 @@ def _fill(template, outputs):
     if is_dataclass_instance(template):  # what it keeps as it is, a list or dict of its own
         values = {name: _fill(getattr(template, name), outputs)
                   for name in instance_fields(template)}
-        values.update((name, copy.copy(held) if isinstance(held, KEPT_CONTAINERS) else held)
-                      for name, held in kept_as_they_are(template).items())
-        return new_dataclass(type(template), values)
+        made = new_dataclass(type(template), values)
+        for name, held in kept_as_they_are(template).items():
+            object.__setattr__(made, name, copy.copy(held) if isinstance(
+                held, KEPT_CONTAINERS) else rebound(held, template, made))
+        return made
     return template
 
 
