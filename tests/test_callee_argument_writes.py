@@ -160,6 +160,28 @@ def set_by_a_module_function_a_nested_one_calls(x):
     return np.sum(a * W)
 
 
+def set_through_a_lambda_calling_a_nested_function(x):
+    a = x * 1.0
+
+    def scale_first(b):
+        b[0] = b[1] * 3.0
+    setter = lambda c: scale_first(c)  # (lambda calls nested)  # noqa: E731
+    setter(a)  # (call the lambda)
+    return np.sum(a * W)
+
+
+def set_through_a_view_handed_on(x):
+    a = x * 1.0
+
+    def scale_first(b):
+        b[0] = b[1] * 3.0
+
+    def scale_tail(c):
+        scale_first(c[1:])  # (view handed on)
+    scale_tail(a)  # (call scale_tail)
+    return np.sum(a * W)
+
+
 CALLS = [
     (normalized_in_place, "normalize(a)", "v", "v /= ...", "(normalize)", "normalize",
      "(call normalize)"),
@@ -189,6 +211,10 @@ CALLS = [
      "(call the one defined before)"),
     (set_by_a_module_function_a_nested_one_calls, "set_first_of(a)", "c", "sets_the_first(c)",
      "(nested calls a module function)", "set_first_of", "(call set_first_of)"),
+    (set_through_a_lambda_calling_a_nested_function, "setter(a)", "c", "scale_first(c)",
+     "(lambda calls nested)", "setter", "(call the lambda)"),
+    (set_through_a_view_handed_on, "scale_tail(a)", "c", "scale_first(c[1:])",
+     "(view handed on)", "scale_tail", "(call scale_tail)"),
 ]
 
 
@@ -251,12 +277,27 @@ def closure_given_to_a_module_function(x):
     return np.sum(a * W)
 
 
+def closure_viewed_and_handed_to_a_nested_function(x):
+    a = x * 1.0
+
+    def scale_first(b):
+        b[0] = b[1] * 3.0
+
+    def scale():
+        tail = a[1:]
+        scale_first(tail)  # (closure viewed and handed on)
+    scale()  # (call scale)
+    return np.sum(a * W)
+
+
 CLOSURE_CALLS = [
     (closure_set_by_a_nested_function_one_call_deeper, "scale_first(...)",
      "(closure write one call deeper)"),
     (closure_given_to_a_nested_function, "scale_first(...)", "(closure given to a writer)"),
     (closure_given_to_a_module_function, "sets_the_first(...)",
      "(closure given to a module writer)"),
+    (closure_viewed_and_handed_to_a_nested_function, "scale_first(...)",
+     "(closure viewed and handed on)"),
 ]
 
 
