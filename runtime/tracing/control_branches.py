@@ -287,10 +287,11 @@ def _placeholders(index: int, before, in_true, in_false, none_is_value=False) ->
 
 
 def _holds_no_arrays(value) -> bool:
-    """Whether `value` is a Python object that holds no array or number, traced or not, and is
-    neither a container nor None nor unassigned."""
-    return _is_set(value) and not leaves_with_paths(value) and not isinstance(
-        value, (list, tuple, dict))
+    """Whether `value` is an object of the helpers generated code calls (a log of state
+    writes, runtime/derivatives/) that holds no array or number, traced or not: not a user's
+    object, which a traced condition cannot choose (_check_variable)."""
+    return _is_set(value) and type(value).__module__.startswith(
+        "autotrace.runtime.derivatives.") and not callable(value) and not leaves_with_paths(value)
 
 
 def _weak_join(weak: dict, index: int, in_true, in_false) -> dict:
