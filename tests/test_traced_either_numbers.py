@@ -184,3 +184,24 @@ def test_a_number_or_a_float64_where_numpy_gives_one_dtype_is_traced(x):
         for eager_part, traced_part in pairs:
             assert np.asarray(traced_part).dtype == np.asarray(eager_part).dtype
             np.testing.assert_array_equal(traced_part, eager_part)
+
+
+def number_or_float64_expression(x, y):
+    c = 2.0 if x[0] > 0 else np.float64(3.0)
+    return c * y
+
+
+@pytest.mark.parametrize("x", PATHS, ids=["number", "float64"])
+def test_a_number_or_a_float64_by_a_conditional_expression(x):
+    line = number_or_float64_expression.__code__.co_firstlineno
+    expected = (
+        f"{__file__}:{line + 1}: 2.0 if x[0] > 0 else np.float64(3.0)\n  leaves this variable "
+        f"a Python float on one path and a NumPy float64 value on the other, and np.multiply "
+        f"of it gives a NumPy float32 value or a NumPy float64 value, depending on the path")
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.function(number_or_float64_expression)(x, FLOAT32_Y)
+    assert str(caught.value).startswith(expected)
+    y64 = FLOAT32_Y.astype(np.float64)
+    traced = autotrace.function(number_or_float64_expression)(x, y64)
+    assert traced.dtype == np.float64
+    np.testing.assert_array_equal(traced, number_or_float64_expression(x, y64))

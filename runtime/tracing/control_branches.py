@@ -384,17 +384,23 @@ def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression
 
     def attempt():
         return cond(test, lambda: branch(true_thunk, True), lambda: branch(false_thunk, False))
+    error = None
     try:
         result = attempt()
-    except ControlFlowError:
+    except ControlFlowError as caught:
+        error = caught
+    if error is not None or len(set(weak)) == 2:
         # A Python number on one side and another kind on the other (`1.0 if c else 2`,
-        # `0.1 if c else x[0]`): joined as a traced `if` statement joins them, else refused.
+        # `0.1 if c else x[0]`; `2.0 if c else np.float64(3.0)`, which the cond takes as one
+        # dtype, losing that the number is weak): joined as a traced `if` statement joins
+        # them, else refused.
         made = _expression_join(left, where)
-        if made is None:
-            raise
-        fixes.update(made[0])
-        taken_over.clear(), weak.clear()
-        result = made[1](attempt())
+        if made is None and error is not None:
+            raise error
+        if made is not None:
+            fixes.update(made[0])
+            taken_over.clear(), weak.clear()
+            result = made[1](attempt())
     if any(taken_over):
         may_be_outside_array(result)
     # a Python number on both sides (or a traced one, weak) is one after it, as after an `if`
