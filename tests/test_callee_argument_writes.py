@@ -830,10 +830,6 @@ READ_ONLY = np.array([1.0, 2.0, 3.0])
 READ_ONLY.flags.writeable = False
 
 
-def zero_the_first_of_the_first(items):
-    items[0][0] = 0.0
-
-
 def beside_a_read_only_array(x):
     a = x * 2.0
     y = np.sum(np.sin(a) * READ_ONLY)
