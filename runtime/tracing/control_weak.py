@@ -140,8 +140,8 @@ def loop_start(number, dtype, where: str, variable: str, statement: str, may_run
             "iteration)") + f": a traced loop carries each variable in one dtype. Start it as "
         f"a value of {name} (" + (f"np.{name}({number!r}), if that is meant" if not out_of_range
                                   else "another sentinel") +
-        f"), or make the body keep it in a dtype that holds the number (.astype(np.int64) "
-        f"or np.float64 of what it assigns)")
+        "), or make the body keep it in a dtype that holds the number (.astype(np.int64) "
+        "or np.float64 of what it assigns)")
 
 
 def as_dtype(value, dtype):
