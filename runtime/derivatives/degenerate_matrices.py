@@ -84,9 +84,9 @@ def cofactors_jvp_cross(t, s, a):
         return xp.sum(xp.where(eye, m, 0), axis=(-2, -1))[..., None, None]
 
     both = trace(bt) * trace(bs) - trace(bt @ bs)
-    cross = (both * inverse - trace(bs) * (bt @ inverse) - trace(bt) * (bs @ inverse)
+    mixed = (both * inverse - trace(bs) * (bt @ inverse) - trace(bt) * (bs @ inverse)
              + bt @ bs @ inverse + bs @ bt @ inverse)
-    return xp.linalg.det(a)[..., None, None] * xp.swapaxes(cross, -1, -2)
+    return xp.linalg.det(a)[..., None, None] * xp.swapaxes(mixed, -1, -2)
 
 
 def _conj(xp, m):
