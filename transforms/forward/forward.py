@@ -173,14 +173,11 @@ class ForwardMode(DerivativeMode):
             tangent_target = gast.Subscript(value=name(self.tangent(container)),
                                             slice=copy.deepcopy(target.slice),
                                             ctx=gast.Store())
-            # The tangent goes first: `A[0:2] = A[0:2] * s` changes the array that the view
-            # `A[0:2]` in the tangent's expression reads, and cleanup may write that
-            # expression into the tangent's statement. Primal values never read tangents.
-            # What the target keeps of the value: nothing of its tangent where it holds
-            # integers or booleans, the real part where it is real (kept_by_write).
-            kept = replace_expression("kept_by_write(tangent, target)",
-                                      kept_by_write=self.helper("kept_by_write"),
-                                      tangent=self.tangent_of(node.value), target=container)
+            # The tangent goes first: `A[0:2] = A[0:2] * s` changes the view `A[0:2]` the
+            # tangent reads (primal values never read tangents). What the target keeps of it:
+            # none where it holds integers or booleans, the real part where it is real.
+            kept = replace_expression("kept_by_write(tangent, target)", kept_by_write=self.helper(
+                "kept_by_write"), tangent=self.tangent_of(node.value), target=container)
             return [gast.Assign(targets=[tangent_target], value=kept, type_comment=None), node]
         primal, value = target.id, node.value
         if primal not in self.active and not (  # (a call for its effect on its object)
