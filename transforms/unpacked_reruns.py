@@ -4,7 +4,10 @@ call's derivative was made from.
 The derivative of `f(*args)` (transforms/reverse/unpacked_calls.py) runs f again after the
 call ran it, so f may not write into an object's state: on the path it takes, the run again
 notes the write (runtime/derivatives/state_log.py `writes_refused`); on any path, the build
-of f's derivative (or of a callee's, resolved when it runs) shows it.
+of f's derivative (or of a callee's, resolved when it runs) shows it. A draw in f draws the
+numbers it drew: the run again sets the random states it can draw from back to those before
+the call (runtime/derivatives/random_states.py); where those may not be all, the run again is
+checked, its value against the call's (`refuse_other_draws`).
 """
 from __future__ import annotations
 
@@ -13,11 +16,15 @@ import linecache
 import os
 import sys
 
+import numpy as np
+
 from ..runtime.derivatives.objects import StateWriteError
+from ..runtime.derivatives.random_states import same_draws, same_value
 from ..runtime.derivatives.state_log import running_again
 from ..runtime.derivatives.state_writes import call_method, write_state
 from .analysis.calls import describe
 from .derivative_record import derivative_record
+from .errors import TransformError
 from .front.line_map import user_place
 
 # Why a call with unpacked arguments may not write into an object's state (unpacked_calls.py).
@@ -42,6 +49,35 @@ def refuse_writer_run_again(derivative, func):
     raise StateWriteError(
         f"{place}autotrace cannot differentiate {describe(func)}, which writes into an "
         f"object's state, here: {RUNS_AGAIN_UNPACKED}{calling_line()}")
+
+
+def refuse_other_draws(function, arguments, keywords, states, value, again=None) -> None:
+    """Where the random states noted before a call of `function` may not be all it draws from
+    (`states.sure`), the call is run again from them (or `again` is the value a derivative's
+    run again gave): a value other than the call's, `value`, is refused, for the derivative
+    would belong to other random numbers than the value."""
+    if states is None or states.sure or value is None:
+        return
+    if again is None:
+        with same_draws(states):
+            again = function(*arguments, **keywords)
+    concrete = (np.ndarray, np.generic, int, float, complex, tuple, list, dict)
+    if not isinstance(value, concrete) or not isinstance(again, concrete):
+        reason = ("autotrace cannot tell whether it draws the same random numbers there (it "
+                  "reads what autotrace cannot follow to the random sources, and the values are "
+                  "traced)")
+    elif same_value(value, again):
+        return
+    else:
+        reason = ("it gave another value there: it draws random numbers from a source "
+                  "autotrace cannot set back (a generator made in the call, or held where "
+                  "autotrace cannot see it), and the gradient would belong to other numbers "
+                  "than the value")
+    raise TransformError(
+        f"autotrace cannot differentiate this call of {describe(function)} with unpacked "
+        "arguments (f(*args) or f(**kwargs)): its derivative runs the function again after the "
+        f"call ran it, and {reason}; draw the numbers outside the call and pass them in, or "
+        f"write the arguments out in the call (f(a, b)){calling_line()}")
 
 
 def calling_line() -> str:

@@ -4,15 +4,17 @@ The transforms cannot tell, before the code runs, how many values `*items` holds
 keywords `**options` gives, so such a call becomes `apply_unpacked(f, arguments, keywords)`: the
 positional arguments as one tuple (`(a,) + tuple(items)`) and the keywords as one dict
 (`merged_keywords({'k': v}, options)`). Its derivative (transforms/reverse/unpacked_calls.py) asks,
-when it runs, which of those values carry gradient.
+when it runs, which of those values carry gradient, and runs the function again: the random
+states the call can draw from, noted right before it (random_states.py), go with it.
 """
 from __future__ import annotations
 
 from ..containers import rebuild
 
 
-def apply_unpacked(function, arguments: tuple, keywords: dict):
-    """`function(*arguments, **keywords)`."""
+def apply_unpacked(function, arguments: tuple, keywords: dict, states=None):
+    """`function(*arguments, **keywords)`; `states`, the random states it can draw from as
+    they were before it (random_states.py `random_states`), are for its derivative."""
     return function(*arguments, **keywords)
 
 

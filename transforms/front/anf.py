@@ -518,8 +518,13 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         if unpacks(args, keywords):  # f(*items, **options): the values, packed
             packed = [joined(args, "tuple"),
                       keywords_value(keywords, self.helper_name("merged_keywords"))]
-            # (A method read apart, `_t = p.method`: its gradient is that of `p`.)
-            return self.call(name(self.helper_name("apply_unpacked")), [func] + packed, [])
+            # (A method read apart, `_t = p.method`: its gradient is that of `p`.) The random
+            # states the call can draw from, noted right before it, for its derivative's run
+            # again (runtime/derivatives/random_states.py).
+            parts = [self.atom(part) for part in [func] + packed]
+            states = self.atom(gast.Call(func=name(self.helper_name("random_states")),
+                                         args=parts, keywords=[]))
+            return self.call(name(self.helper_name("apply_unpacked")), parts + [states], [])
         return gast.Call(func=func, args=[self.atom(a) for a in args],
                          keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))
                                    for k in keywords])

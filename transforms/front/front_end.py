@@ -30,6 +30,7 @@ from ...runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, 
                                           sent_gradients, sent_object_gradient)
 from ...runtime.derivatives.called_objects import (callee_gradient, callee_tangent,
                                                    with_callee_gradient)
+from ...runtime.derivatives.random_states import random_states
 from ...runtime.derivatives.unpacking import apply_unpacked, merged_keywords
 from ...runtime.primitives.diagonal_fill import diagonal_index, diagonal_values
 from ...runtime.primitives.index import indexes_a_view
@@ -114,7 +115,7 @@ HELPERS = {
     "refuse_shared_items": refuse_shared_items, "refuse_shared_argument": refuse_shared_argument,
     "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
-    "merged_keywords": merged_keywords,
+    "merged_keywords": merged_keywords, "random_states": random_states,
     "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
     "sent_gradients": sent_gradients, "TakingObjectGradient": TakingObjectGradient,
     "sent_object_gradient": sent_object_gradient,

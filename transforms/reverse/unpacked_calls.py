@@ -12,10 +12,16 @@ that contains such a call can be differentiated again.
 Those derivatives run the function again, after the call itself ran it: a write into an
 object's state (a batch norm's running mean) would be made twice, the derivative taken from
 the state the first run left. Each run again is watched (runtime/derivatives/state_log.py
-`writes_refused`): a write is taken back and refused, naming it and the call.
+`writes_refused`): a write is taken back and refused, naming it and the call. A random draw
+would give other numbers: each run again starts from the random states noted right before the
+call (`states`, runtime/derivatives/random_states.py), and where those may not be all the call
+draws from, its value is checked against the call's (unpacked_reruns.py `refuse_other_draws`).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
+from ...runtime.derivatives.random_states import RANDOM_SOURCES, random_states, same_draws
 from ...runtime.derivatives.state_log import writes_refused
 from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.unpacking import (apply_unpacked, keywords_parts, keywords_tangent,
@@ -23,22 +29,28 @@ from ...runtime.derivatives.unpacking import (apply_unpacked, keywords_parts, ke
 from ..dynamic_calls import (SELF, _bound_self, _floating, _object_with_gradient, jvp_call,
                             jvp_call_tangent, vjp_call, vjp_call_tangent, vjp_call_transpose)
 from ..rules.core import adjoint, constant, d, tangent
-from ..unpacked_reruns import RUNS_AGAIN_UNPACKED, calling_line
+from ..unpacked_reruns import RUNS_AGAIN_UNPACKED, calling_line, refuse_other_draws
 
 
-def _run_again():
+@contextmanager
+def _run_again(states):
     """Around a derivative that runs the function again, after apply_unpacked ran it: a write
-    into an object's state, which the first run made, is refused (the second run saw it)."""
-    return writes_refused(lambda: "autotrace cannot differentiate this write into an object's "
-                          f"state here: {RUNS_AGAIN_UNPACKED}{calling_line()}")
+    into an object's state, which the first run made, is refused (the second run saw it); the
+    random sources draw what they drew for the call (`states`, as they were before it)."""
+    with writes_refused(lambda: "autotrace cannot differentiate this write into an object's "
+                        f"state here: {RUNS_AGAIN_UNPACKED}{calling_line()}"):
+        with same_draws(states):
+            yield
 
 
 def floating_wrt(function, arguments: tuple, keywords: dict) -> tuple:
     """What vjp_call differentiates a call of `function` for: the object whose method it is
     (SELF), then the positions and keywords of the arguments holding floating-point values (a
-    shape's integers have none), or objects whose attributes carry gradient."""
+    shape's integers have none), or objects whose attributes carry gradient (a random
+    generator's carry none)."""
     def carries(value):
-        return _floating(value) or _object_with_gradient(value)
+        return _floating(value) or _object_with_gradient(value) and not isinstance(
+            value, RANDOM_SOURCES)
     return ((SELF,) if _bound_self(function) is not None else ()) + tuple(
         i for i, a in enumerate(arguments) if carries(a)) + tuple(
         k for k, v in keywords.items() if carries(v))
@@ -68,37 +80,38 @@ def in_wrt_order(parts, wrt: tuple, arguments: tuple, keywords: dict) -> tuple:
     return tuple(values)
 
 
-def unpacked_vjp(function, arguments, keywords, dy):
-    """The gradients of `apply_unpacked(function, arguments, keywords)`, given `dy`: of the
-    function (of the object whose method it is), of each positional argument (a tuple), of
-    each keyword (a dict)."""
+def unpacked_vjp(function, arguments, keywords, dy, states=None, value=None):
+    """The gradients of `apply_unpacked(function, arguments, keywords, states)`, whose value
+    was `value`, given `dy`: of the function (of the object whose method it is), of each
+    positional argument (a tuple), of each keyword (a dict)."""
     wrt = floating_wrt(function, arguments, keywords)
     if not wrt:
         return by_argument((), wrt, arguments, keywords)
-    with _run_again():
+    with _run_again(states):
         gradients = vjp_call(function, arguments, keywords, dy, wrt)
+        refuse_other_draws(function, arguments, keywords, states, value)
     return by_argument(gradients, wrt, arguments, keywords)
 
 
-def unpacked_vjp_transpose(function, arguments, keywords, dy, gradient):
-    """The gradients of `unpacked_vjp(function, arguments, keywords, dy)` for the function,
-    arguments, dy and keywords, given the gradient of its result."""
+def unpacked_vjp_transpose(function, arguments, keywords, dy, gradient, states=None):
+    """The gradients of `unpacked_vjp(function, arguments, keywords, dy, states)` for the
+    function, arguments, dy and keywords, given the gradient of its result."""
     wrt = floating_wrt(function, arguments, keywords)
     if not wrt:
         return None, by_argument((), wrt, arguments, keywords)[1], None, {}
     flat = in_wrt_order(gradient, wrt, arguments, keywords)
-    with _run_again():
+    with _run_again(states):
         transposed = vjp_call_transpose(function, arguments, keywords, dy, wrt, flat)
     return transposed[3], transposed[0], transposed[1], transposed[2]
 
 
 def unpacked_vjp_tangent(function, arguments, keywords, dy, function_tangent,
-                         arguments_tangent, dy_tangent, keywords_tangent):
-    """The tangent of `unpacked_vjp(function, arguments, keywords, dy)`."""
+                         arguments_tangent, dy_tangent, keywords_tangent, states=None):
+    """The tangent of `unpacked_vjp(function, arguments, keywords, dy, states)`."""
     wrt = floating_wrt(function, arguments, keywords)
     if not wrt:
         return by_argument((), wrt, arguments, keywords)
-    with _run_again():
+    with _run_again(states):
         tangents = vjp_call_tangent(function, arguments, keywords, dy, wrt,
                                     arguments_tangent or zeros_like(arguments), dy_tangent,
                                     keywords_tangent, function_tangent)
@@ -106,10 +119,10 @@ def unpacked_vjp_tangent(function, arguments, keywords, dy, function_tangent,
 
 
 def unpacked_jvp(function, arguments, keywords, function_tangent, arguments_tangent,
-                 keywords_tangent):
-    """The tangent of `apply_unpacked(function, arguments, keywords)` given the tangents of
-    the function (None for one that carries none), its arguments (a tuple) and keywords (a
-    dict)."""
+                 keywords_tangent, states=None, value=None):
+    """The tangent of `apply_unpacked(function, arguments, keywords, states)`, whose value was
+    `value`, given the tangents of the function (None for one that carries none), its
+    arguments (a tuple) and keywords (a dict)."""
     wrt = floating_wrt(function, arguments, keywords)
     if function_tangent is None and wrt[:1] == (SELF,):
         wrt = wrt[1:]  # the object whose method it is carries no tangent
@@ -117,15 +130,17 @@ def unpacked_jvp(function, arguments, keywords, function_tangent, arguments_tang
         return zeros_like(function(*arguments, **keywords))
     tangents = in_wrt_order((function_tangent, arguments_tangent, keywords_tangent), wrt,
                             arguments, keywords)
-    with _run_again():
-        return jvp_call(function, arguments, keywords, tangents, wrt)[1]
+    with _run_again(states):
+        again, tangent = jvp_call(function, arguments, keywords, tangents, wrt)
+    refuse_other_draws(function, arguments, keywords, states, value, again)
+    return tangent
 
 
 def unpacked_jvp_tangent(function, arguments, keywords, function_tangent, arguments_tangent,
-                         keywords_tangent, tangents_tangent):
+                         keywords_tangent, tangents_tangent, states=None):
     """The tangent of `unpacked_jvp(function, arguments, keywords, function_tangent,
-    arguments_tangent, keywords_tangent)` given tangents of all six (`tangents_tangent`: of
-    the last three, in that order)."""
+    arguments_tangent, keywords_tangent, states)` given tangents of all six
+    (`tangents_tangent`: of the last three, in that order)."""
     wrt = floating_wrt(function, arguments, keywords)
     if function_tangent is None and wrt[:1] == (SELF,):
         wrt = wrt[1:]
@@ -134,40 +149,42 @@ def unpacked_jvp_tangent(function, arguments, keywords, function_tangent, argume
     given = (function_tangent, arguments_tangent, keywords_tangent)
     tangents = in_wrt_order(given, wrt, arguments, keywords)
     second = in_wrt_order(tangents_tangent[3:], wrt, arguments, keywords)
-    with _run_again():
+    with _run_again(states):
         return jvp_call_tangent(function, arguments, keywords, tangents, wrt,
                                 tangents_tangent[1], tangents_tangent[2], second,
                                 tangents_tangent[0])[1]
 
 
 constant(floating_wrt)
+constant(random_states)
 
 
 @adjoint(apply_unpacked)
-def _apply_unpacked(y, function, arguments, keywords):
-    gradients = unpacked_vjp(function, arguments, keywords, d[y])
+def _apply_unpacked(y, function, arguments, keywords, states=None):
+    gradients = unpacked_vjp(function, arguments, keywords, d[y], states, y)
     d[function] = gradients[0]
     d[arguments] = gradients[1]
     d[keywords] = gradients[2]
 
 
 @tangent(apply_unpacked)
-def _apply_unpacked_tangent(y, function, arguments, keywords):
-    d[y] = unpacked_jvp(function, arguments, keywords, d[function], d[arguments], d[keywords])
+def _apply_unpacked_tangent(y, function, arguments, keywords, states=None):
+    d[y] = unpacked_jvp(function, arguments, keywords, d[function], d[arguments], d[keywords],
+                        states, y)
 
 
 @tangent(unpacked_jvp)
 def _unpacked_jvp_tangent(y, function, arguments, keywords, function_tangent,
-                          arguments_tangent, keywords_tangent):
+                          arguments_tangent, keywords_tangent, states=None, value=None):
     d[y] = unpacked_jvp_tangent(function, arguments, keywords, function_tangent,
                                 arguments_tangent, keywords_tangent,
                                 (d[function], d[arguments], d[keywords], d[function_tangent],
-                                 d[arguments_tangent], d[keywords_tangent]))
+                                 d[arguments_tangent], d[keywords_tangent]), states)
 
 
 @adjoint(unpacked_vjp)
-def _unpacked_vjp(y, function, arguments, keywords, dy):
-    transposed = unpacked_vjp_transpose(function, arguments, keywords, dy, d[y])
+def _unpacked_vjp(y, function, arguments, keywords, dy, states=None, value=None):
+    transposed = unpacked_vjp_transpose(function, arguments, keywords, dy, d[y], states)
     d[function] = transposed[0]
     d[arguments] = transposed[1]
     d[dy] = transposed[2]
@@ -175,9 +192,9 @@ def _unpacked_vjp(y, function, arguments, keywords, dy):
 
 
 @tangent(unpacked_vjp)
-def _unpacked_vjp_tangent(y, function, arguments, keywords, dy):
+def _unpacked_vjp_tangent(y, function, arguments, keywords, dy, states=None, value=None):
     d[y] = unpacked_vjp_tangent(function, arguments, keywords, dy, d[function], d[arguments],
-                                d[dy], d[keywords])
+                                d[dy], d[keywords], states)
 
 
 # merged_keywords and its two helpers are linear, and each other's transposes.

@@ -1,0 +1,217 @@
+"""The random states a call may draw from, so that a derivative that runs the call again draws
+the same numbers.
+
+The derivative of `f(*args)` (transforms/reverse/unpacked_calls.py) runs f again after the
+call ran it. A draw in f (`np.random.rand(2)`, `rng.normal(...)`, `random.random()`) would give
+other numbers the second time, and the gradient would be that of another draw than the value's
+(a dropout mask that is not the one applied). So generated code notes, right before the call,
+the states of the random sources f can reach:
+
+    _t5 = random_states(f, _t3, _t4)
+    y = apply_unpacked(f, _t3, _t4, _t5)
+    ...
+    with same_draws(_t5):            the states as before the call, for the run again
+        ... vjp_call(f, _t3, _t4, ...)
+
+NumPy's and Python's global states always; each Generator, RandomState, BitGenerator and
+random.Random found in the arguments, in the globals f reads and the cells of its closure, in
+the functions it reaches there, and in the attributes of the objects it reaches. A source that
+cannot be found so (a module of the user's, an object with no attributes to read, a generator
+made afresh in the call, `np.random.default_rng()`) makes the states unsure: the run again is
+then checked, its value against the call's (`same_value`).
+"""
+from __future__ import annotations
+
+import functools
+import random
+import types
+from contextlib import contextmanager
+
+import numpy as np
+
+# Names that make a generator afresh: a call that makes one draws numbers no state here holds.
+FRESH_SOURCES = frozenset({
+    "default_rng", "RandomState", "Generator", "SeedSequence", "BitGenerator", "PCG64",
+    "PCG64DXSM", "MT19937", "Philox", "SFC64", "Random", "SystemRandom", "urandom",
+    "token_bytes", "token_hex", "secrets", "uuid4"})
+# Modules whose functions draw from the global states alone (or draw nothing).
+KNOWN_MODULES = ("numpy", "random", "math", "cmath", "builtins", "functools", "itertools",
+                 "operator", "collections", "autotrace")
+PLAIN_VALUES = (bool, int, float, complex, str, bytes, type(None), np.ndarray, np.generic,
+                np.dtype, np.ufunc, type(Ellipsis), slice, range)
+# The objects that hold a random state (a Generator's is its BitGenerator's).
+RANDOM_SOURCES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+                  random.Random)
+LIMIT = 5000  # values looked at, past which the states are unsure
+
+
+class RandomStates:
+    """The random sources a call can reach, each with its state before the call, and whether
+    those are surely all it draws from."""
+
+    __slots__ = ("sources", "states", "sure")
+
+    def __init__(self, sources: list, sure: bool):
+        self.sources = sources
+        self.states = [_state_of(source) for source in sources]
+        self.sure = sure
+
+
+def random_states(function, arguments: tuple = (), keywords: dict | None = None) -> RandomStates:
+    """The random states `function(*arguments, **keywords)` can draw from, as they are now."""
+    finder = _Finder()
+    finder.visit(function)
+    finder.visit(arguments)
+    finder.visit(keywords or {})
+    sources = [np.random.mtrand._rand, random] + finder.sources
+    return RandomStates(sources, finder.sure)
+
+
+@contextmanager
+def same_draws(states: RandomStates | None):
+    """Run the block with the random sources in the states noted (the call draws the numbers
+    it drew), then put back the states they hold now (the run again draws nothing)."""
+    if states is None:
+        yield
+        return
+    now = [_state_of(source) for source in states.sources]
+    for source, state in zip(states.sources, states.states):
+        _set_state(source, state)
+    try:
+        yield
+    finally:
+        for source, state in zip(states.sources, now):
+            _set_state(source, state)
+
+
+def same_value(first, again) -> bool:
+    """Whether a call's value run again, `again`, is its value the first time, `first`."""
+    if isinstance(first, (tuple, list)):
+        return type(again) is type(first) and len(again) == len(first) and all(
+            same_value(a, b) for a, b in zip(first, again))
+    if isinstance(first, dict):
+        return isinstance(again, dict) and first.keys() == again.keys() and all(
+            same_value(first[k], again[k]) for k in first)
+    if isinstance(first, (np.ndarray, np.generic, int, float, complex)):
+        try:
+            return np.shape(first) == np.shape(again) and bool(
+                np.allclose(first, again, rtol=1e-10, atol=0.0, equal_nan=True))
+        except TypeError:
+            return False
+    return True  # (an object: its values cannot be told apart here)
+
+
+def _state_of(source):
+    if source is random:
+        return random.getstate()
+    if isinstance(source, random.Random):
+        return source.getstate()
+    if isinstance(source, np.random.RandomState):
+        return source.get_state(legacy=False)
+    return source.state  # a BitGenerator
+
+
+def _set_state(source, state) -> None:
+    if source is random:
+        random.setstate(state)
+    elif isinstance(source, random.Random):
+        source.setstate(state)
+    elif isinstance(source, np.random.RandomState):
+        source.set_state(state)
+    else:
+        source.state = state
+
+
+class _Finder:
+    """Walks what a call reaches for random sources (see the module docstring)."""
+
+    def __init__(self):
+        self.sources: list = []
+        self.seen: set = set()
+        self.sure = True
+
+    def add(self, source) -> None:
+        if all(source is not known for known in self.sources):
+            self.sources.append(source)
+
+    def visit(self, value) -> None:
+        if isinstance(value, PLAIN_VALUES) or id(value) in self.seen:
+            return
+        self.seen.add(id(value))
+        if len(self.seen) > LIMIT:
+            self.sure = False
+            return
+        if isinstance(value, np.random.Generator):
+            self.add(value.bit_generator)
+        elif isinstance(value, (np.random.RandomState, np.random.BitGenerator, random.Random)):
+            self.add(value)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            for item in value:
+                self.visit(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                self.visit(item)
+        elif isinstance(value, types.ModuleType):
+            if not _known(value.__name__):
+                self.sure = False  # (its attributes may hold a generator)
+        elif isinstance(value, types.FunctionType):
+            if not _known(getattr(value, "__module__", None) or ""):
+                self.function(value)
+        elif isinstance(value, types.MethodType):
+            self.visit(value.__func__)
+            self.visit(value.__self__)
+        elif isinstance(value, (types.BuiltinFunctionType, types.MethodWrapperType)):
+            owner = getattr(value, "__self__", None)
+            if owner is not None and not isinstance(owner, types.ModuleType):
+                self.visit(owner)
+        elif isinstance(value, functools.partial):
+            self.visit((value.func, value.args, value.keywords))
+        elif isinstance(value, type):
+            if not _known(value.__module__):
+                self.visit(dict(vars(value)))
+        elif isinstance(value, (staticmethod, classmethod, property)):
+            self.visit((getattr(value, "__func__", None), getattr(value, "fget", None),
+                        getattr(value, "fset", None)))
+        else:
+            self.instance(value)
+
+    def instance(self, value) -> None:
+        kind = type(value)
+        if _known(kind.__module__):
+            return
+        attributes = getattr(value, "__dict__", None)
+        slots = [name for klass in kind.__mro__ for name in getattr(klass, "__slots__", ())]
+        if attributes is None and not slots:
+            self.sure = False  # (it may hold a source that cannot be read)
+            return
+        self.visit(kind)
+        self.visit(dict(attributes or {}))
+        self.visit([getattr(value, name, None) for name in slots if isinstance(name, str)])
+
+    def function(self, function) -> None:
+        names: set = set()
+        _names_of(function.__code__, names)
+        if names & FRESH_SOURCES:
+            self.sure = False
+        namespace = function.__globals__
+        for name in sorted(names):
+            if name in namespace:
+                self.visit(namespace[name])
+        for cell in function.__closure__ or ():
+            try:
+                self.visit(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        self.visit((function.__defaults__, function.__kwdefaults__))
+
+
+def _names_of(code, names: set) -> None:
+    """The global and attribute names `code` reads, and those of the code nested in it."""
+    names.update(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            _names_of(constant, names)
+
+
+def _known(module: str) -> bool:
+    return any(module == known or module.startswith(known + ".") for known in KNOWN_MODULES)
