@@ -58,14 +58,14 @@ def refuse_other_draws(function, arguments, keywords, states, value, again=None)
     would belong to other random numbers than the value."""
     if states is None or states.sure or value is None:
         return
-    if again is None:
+    concrete = (np.ndarray, np.generic, int, float, complex, tuple, list, dict)
+    if isinstance(value, concrete) and again is None:
         with same_draws(states):
             again = function(*arguments, **keywords)
-    concrete = (np.ndarray, np.generic, int, float, complex, tuple, list, dict)
     if not isinstance(value, concrete) or not isinstance(again, concrete):
-        reason = ("autotrace cannot tell whether it draws the same random numbers there (it "
-                  "reads what autotrace cannot follow to the random sources, and the values are "
-                  "traced)")
+        reason = ("autotrace cannot tell whether it draws the same random numbers there: it "
+                  "may draw from a source autotrace cannot set back (a generator made in the "
+                  "call, or held where autotrace cannot see it), and the values are traced")
     elif same_value(value, again):
         return
     else:

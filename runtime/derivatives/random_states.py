@@ -15,13 +15,14 @@ the states of the random sources f can reach:
 
 NumPy's and Python's global states always; each Generator, RandomState, BitGenerator and
 random.Random found in the arguments, in the globals f reads and the cells of its closure, in
-the functions it reaches there, and in the attributes of the objects it reaches. A source that
-cannot be found so (a module of the user's, an object with no attributes to read, a generator
-made afresh in the call, `np.random.default_rng()`) makes the states unsure: the run again is
+the functions it reaches there, and in the attributes of the objects and the user's modules it
+reaches. A source that cannot be found so (held by an object with no attributes to read, or
+made afresh in the call: `np.random.default_rng()`) makes the states unsure: the run again is
 then checked, its value against the call's (`same_value`).
 """
 from __future__ import annotations
 
+import collections
 import functools
 import random
 import types
@@ -145,15 +146,15 @@ class _Finder:
             self.add(value.bit_generator)
         elif isinstance(value, (np.random.RandomState, np.random.BitGenerator, random.Random)):
             self.add(value)
-        elif isinstance(value, (list, tuple, set, frozenset)):
+        elif isinstance(value, (list, tuple, set, frozenset, collections.deque)):
             for item in value:
                 self.visit(item)
         elif isinstance(value, dict):
             for item in value.values():
                 self.visit(item)
         elif isinstance(value, types.ModuleType):
-            if not _known(value.__name__):
-                self.sure = False  # (its attributes may hold a generator)
+            if not _known(value.__name__):  # a module of the user's: what it holds
+                self.visit(dict(vars(value)))
         elif isinstance(value, types.FunctionType):
             if not _known(getattr(value, "__module__", None) or ""):
                 self.function(value)
@@ -177,14 +178,14 @@ class _Finder:
 
     def instance(self, value) -> None:
         kind = type(value)
-        if _known(kind.__module__):
-            return
         attributes = getattr(value, "__dict__", None)
         slots = [name for klass in kind.__mro__ for name in getattr(klass, "__slots__", ())]
         if attributes is None and not slots:
-            self.sure = False  # (it may hold a source that cannot be read)
+            if kind.__module__.split(".")[0] not in ("numpy", "builtins"):
+                self.sure = False  # (it may hold a source that cannot be read)
             return
-        self.visit(kind)
+        if not _known(kind.__module__):
+            self.visit(kind)
         self.visit(dict(attributes or {}))
         self.visit([getattr(value, name, None) for name in slots if isinstance(name, str)])
 
