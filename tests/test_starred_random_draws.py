@@ -281,6 +281,24 @@ def test_a_hessian_vector_product_takes_the_values_draws(second_order):
     np.testing.assert_array_equal(after, np.random.normal(size=4))
 
 
+def in_a_loop(w):
+    total = 0.0
+    for i in range(3):
+        args = [w * (i + 1), X]
+        y = smooth(*args)  # each iteration draws its own noise
+        total = total + y * y
+    return total
+
+
+def test_a_starred_call_in_a_loop_takes_each_iterations_draws():
+    expected = fixed_draws_gradient(in_a_loop, reseed_numpy)
+    reseed_numpy()
+    np.testing.assert_allclose(autotrace.grad(in_a_loop)(W), expected, rtol=1e-5, atol=1e-6)
+    reseed_numpy()
+    assert autotrace.forward(in_a_loop)(W, tangent=DIRECTION)[1] == pytest.approx(
+        expected @ DIRECTION, rel=1e-5, abs=1e-6)
+
+
 def fresh_generator(w, x):
     return np.sum((w * x + np.random.default_rng().normal(size=4)) ** 2)
 
