@@ -16,6 +16,7 @@ from autotrace.runtime.array_subclasses import ArraySubclassError
 from autotrace.runtime.generated_source import user_site_of
 from autotrace.runtime.abstract import UnknownDimensionError, UnknownSizeError, is_unknown
 from autotrace.runtime.tracing.control import ControlFlowError
+from autotrace.runtime.tracing.type_checks import TracerAttributeError
 from autotrace.runtime.ops import UntraceableError
 from autotrace.runtime.state import StateError
 from autotrace.transforms.front.line_map import user_place
@@ -25,7 +26,7 @@ from autotrace.runtime.tracing.tracer import (ArgumentChangedError, TracerConver
 # Errors that a line of the user's code caused: they get that line appended.
 _LOCATED_ERRORS = (UntraceableError, TracerConversionError, UnknownDimensionError,
                    UnknownSizeError, ControlFlowError, StateError, ArgumentChangedError,
-                   ArraySubclassError)
+                   ArraySubclassError, TracerAttributeError)
 # Where a size known only when the graph runs refuses what needs it (runtime/unknown_sizes.py)
 _SIZE_FILE = os.path.abspath(unknown_sizes.__file__)
 _LIBRARY_DIRS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep

@@ -24,11 +24,12 @@ import numpy as np
 
 from .array_api import numpy_dtype
 from .devices import device_of
+from .errors import TracingError
 
 _KIND_PREFIX = {"f": "f", "i": "i", "u": "u", "c": "c"}
 
 
-class UnknownDimensionError(NotImplementedError):
+class UnknownDimensionError(NotImplementedError, TracingError):
     """An op, or a question about a size, met a dimension whose size is not known while
     tracing (None in an `autotrace.Spec`)."""
 
@@ -41,7 +42,7 @@ def unknown_dimension_error(what: str, *avals) -> UnknownDimensionError:
         f"({shown}; ? is None in the Spec): give that dimension a size in the Spec")
 
 
-class UnknownSizeError(TypeError):
+class UnknownSizeError(TypeError, TracingError):
     """Python code (`len(x)`, iteration) asked for a size known only when the graph runs."""
 
 

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from .generated_source import PREFIX
+from .errors import TracingError
 
 # Subclasses whose operations are np.ndarray's.
 PLAIN_SUBCLASSES = (np.memmap,)
@@ -62,7 +63,7 @@ def refuse_in_derivative(*values) -> None:
     raise ArraySubclassError(found, f"{READ_BESIDE_ARGUMENTS}, or dy,")
 
 
-class ArraySubclassError(TypeError):
+class ArraySubclassError(TypeError, TracingError):
     """An argument (`where`, or found in the call by `named`) is an array of a subclass of
     np.ndarray autotrace does not know the operations of."""
 

@@ -44,9 +44,10 @@ import numpy as np
 
 from .abstract import abstractify
 from .scopes import active_subgraphs
+from .errors import TracingError
 
 
-class StateError(TypeError):
+class StateError(TypeError, TracingError):
     """State used in a way a trace or a gradient cannot follow.
 
     Examples:

@@ -1,8 +1,10 @@
 """Errors that name the user's file and line."""
 from __future__ import annotations
 
+from ..runtime.errors import TracingError
 
-class TransformError(Exception):
+
+class TransformError(TracingError):
     """Raised when a function cannot be transformed: names the file, line and construct.
 
     Examples:

@@ -22,6 +22,7 @@ from ..containers import (field_names, is_dataclass_instance, rebuild,  # noqa: 
                           map_fields, new_dataclass)
 from ..object_walk import users_classes
 from ..primitives.memory import is_users_object
+from ..errors import TracingError
 
 
 def operator_on_object(detail: str) -> TypeError:
@@ -123,7 +124,7 @@ def recomputed_call():
     return _recomputations.logs[-1] if _recomputations.logs else None
 
 
-class StateWriteError(ValueError):
+class StateWriteError(ValueError, TracingError):
     """A write into an object's state that generated code cannot make as Python would, or
     whose gradient it cannot follow."""
 

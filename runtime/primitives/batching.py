@@ -23,9 +23,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .registry import bind
+from ..errors import TracingError
 
 
-class NoBatchingRule(NotImplementedError):
+class NoBatchingRule(NotImplementedError, TracingError):
     """An op autotrace.vmap cannot batch (the transform adds which op and where)."""
 
 

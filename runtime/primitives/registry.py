@@ -44,11 +44,12 @@ from ..unknown_sizes import UnknownSize
 from .primitive import (  # noqa: F401 - defined there, used here
     C_ORDER, INPUTS_ORDER, NO_FACTS, SAME_NAME, FunctionFacts, Primitive, declare, function_facts,
     out_argument, primitives, register)
+from ..errors import TracingError
 
 LITERAL_TYPES = (bool, int, float, complex)
 
 
-class UntraceableError(NotImplementedError):
+class UntraceableError(NotImplementedError, TracingError):
     """A NumPy function or argument that autotrace has no op for."""
 
 

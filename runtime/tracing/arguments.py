@@ -35,9 +35,10 @@ from .trees import leaves_with_paths, map_arrays
 from ..primitives.memory import memory_owner, note_held_overlap
 from .type_checks import SCALAR, stands_for
 from .views import Memory, take_view, view_chain
+from ..errors import TracingError
 
 
-class ArgumentChangedError(TypeError):
+class ArgumentChangedError(TypeError, TracingError):
     """A traced function changed an array argument in place, which only an eager call can do:
     the graph cannot write into the caller's array."""
 

@@ -8,9 +8,10 @@ control.py's branches and loops. The subgraphs tracing now are runtime/scopes.py
 from __future__ import annotations
 
 from ..scopes import active_subgraphs
+from ..errors import TracingError
 
 
-class ControlFlowError(TypeError):
+class ControlFlowError(TypeError, TracingError):
     """The branches of a cond, or the body of a while_loop, do not fit together."""
 
 

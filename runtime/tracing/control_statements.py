@@ -32,6 +32,7 @@ from .control_concrete_arrays import (indexable, refuse_traced_writes,
                                       refuse_unfollowed_write, take, writes_traced)
 from .control_variables import Undefined, _error
 from ..devices import is_gpu_array
+from ..errors import raised_by_tracing
 from ..primitives.diagonal_fill import diagonal_index, diagonal_values
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
 from .math_functions import REPLACEMENTS as MATH_FUNCTIONS
@@ -183,7 +184,9 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
 # Handlers a try statement around traced values keeps: errors of Python's types and names,
 # which only tracing raises (`float(None)`, `cfg["n"]`), where the handler catches them as
 # Python's would; and FloatingPointError, which NumPy raises only under np.errstate(...=
-# "raise"): there a graph raises it from the call, uncaught (docs/limitations.md).
+# "raise"): there a graph raises it from the call, uncaught (docs/limitations.md). Tracing's
+# own errors of those types (a TracerConversionError is a TypeError) are not caught: every
+# handler of converted code re-raises them first (tracing_error_caught).
 KEPT_HANDLERS = (TypeError, KeyError, AttributeError, NameError, ImportError,
                  FloatingPointError)
 
@@ -206,6 +209,14 @@ def refuse_traced_try(where: str, names: tuple, variables: dict, caught) -> None
                         f"ImportError or FloatingPointError alone are kept")
 
 
+def tracing_error_caught() -> bool:
+    """Whether the error a handler of converted code is handling is tracing's own
+    (runtime/errors.py: a traced value asked for its Python value, an ndarray attribute it
+    lacks, a refusal), raised in the try's body or in a function it calls: NumPy would not
+    raise it, so the handler re-raises it (transforms/control_flow/try_statements.py)."""
+    return raised_by_tracing(sys.exc_info()[1])
+
+
 def _kept_handlers_only(caught) -> bool:
     if isinstance(caught, tuple):
         return all(_kept_handlers_only(each) for each in caught)
@@ -217,6 +228,7 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
            "set_item": set_item, "in_place_target": in_place_target,
            "python_test": python_test, "refuse_traced_try": refuse_traced_try,
+           "tracing_error_caught": tracing_error_caught,
            "SavedValues": SavedValues,
            "checked_out": checked_out, "checked_out_item": checked_out_item,
            "refuse_outside_write": refuse_outside_write,

@@ -76,10 +76,7 @@ from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
 from .weak_scalars import operator_method, weak_power, weak_ufunc
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, snapshot_copy, write_into)
-
-
-class TracerConversionError(TypeError):
-    """A traced value was asked for a Python value (bool, float, int, index, NumPy array)."""
+from ..errors import TracerConversionError
 
 
 _BOOL_MESSAGE = (

@@ -23,9 +23,10 @@ from ..primitives.batching import BatchedCall, NoBatchingRule, Unbatched
 from .stack_batching import AbstractStackBatch, as_batch, batched_aval, is_stack
 from .tracer import GraphBuilder, Tracer
 from ..user_frames import code_site
+from ..errors import TracingError
 
 
-class BatchingError(NotImplementedError):
+class BatchingError(NotImplementedError, TracingError):
     """autotrace.vmap cannot batch an op of the traced function (the message goes on from
     `autotrace.vmap(f) `, which autotrace.vmap puts before it, and the place of the code that
     made the op after it).

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..abstract import AbstractArray
 from ..devices import cupy_module
+from ..errors import TracingError
 from ..graph import Var
 from ..primitives.registry import UntraceableError, is_traced
 from ..primitives.shape import RESHAPE
@@ -112,21 +113,28 @@ def isscalar_(element) -> bool:
 
 # What NumPy keeps of an array that a traced value has not: its memory's layout, which the
 # compiled graph chooses (math_functions.py and type_checks.py answer the rest)
-_LAYOUT = frozenset({"flags", "strides", "ctypes", "data", "base"})
+_LAYOUT = frozenset({"flags", "strides", "ctypes", "data", "base", "__array_interface__",
+                     "__array_struct__", "__dlpack__", "__dlpack_device__"})
+
+
+class TracerAttributeError(AttributeError, TracingError):
+    """An attribute or method of an ndarray that a traced value lacks: NumPy's array has it, so
+    a handler of AttributeError in the traced function does not catch this one."""
 
 
 def missing_attribute(tracer, name: str):
     """A traced value's `__getattr__`, reached for an attribute it lacks: AttributeError (as
-    hasattr expects), which for one of an ndarray's says why and what to do."""
-    if name.startswith("_") or not hasattr(np.ndarray, name):
-        raise AttributeError(f"{type(tracer).__name__!r} object has no attribute {name!r}")
+    hasattr expects), which for one of an ndarray's is tracing's (TracerAttributeError) and says
+    why and what to do."""
     if name in _LAYOUT:
-        raise AttributeError(
+        raise TracerAttributeError(
             f"x.{name} of a traced array is not known while tracing: autotrace traces an "
             f"array's values, shape and dtype, not the layout of its memory, which the "
             f"compiled graph chooses. Read it outside the traced function, or leave it out "
             f"(np.ascontiguousarray(x) and x.copy() are right whatever the layout)")
-    raise AttributeError(
+    if name.startswith("_") or not hasattr(np.ndarray, name):
+        raise AttributeError(f"{type(tracer).__name__!r} object has no attribute {name!r}")
+    raise TracerAttributeError(
         f"ndarray.{name} is not supported on a traced array (x.{name}(...)): autotrace has no "
         f"op for it. Write it with operations autotrace traces (np.sort for a partition, "
         f"say), or call it outside the traced function")

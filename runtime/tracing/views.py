@@ -44,9 +44,10 @@ from ..primitives.elementwise import astype
 from ..primitives.index import get_item, getitem, indexes_a_view, setitem
 from ..primitives.shape import RAVEL, RESHAPE
 from .type_checks import EITHER, EITHER_MESSAGE, SCALAR, stands_for
+from ..errors import TracingError
 
 
-class ViewAmbiguityError(ValueError):
+class ViewAmbiguityError(ValueError, TracingError):
     """A value read depends on whether a reshape was a view or a copy, which NumPy decides by
     the memory layout of the array when the graph runs."""
 

@@ -60,6 +60,7 @@ from ..analysis.argument_writes import (base_name, operator_text, outside_write_
                                         statement_text, write_text)
 from ..codegen.codegen import to_source
 from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
+from .try_statements import reraise_tracing_errors, try_check
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
                                      assigned_names, loaded_names, names_calls_write)
 from ..front.exits import GUARDS_AFTER_JUMP, exits_to_flags, single_return
@@ -498,20 +499,12 @@ class ControlFlowConverter:
                 f"autotrace.cond or np.where instead")
 
     def _try_check(self, node) -> list:
-        """`refuse_traced_try(where, names, locals(), lambda: caught)` before a try statement
-        with handlers: the names its body reads and what its handlers catch (None for all),
-        refused when it runs where one is traced and a handler catches what a graph raises."""
+        """Before a try statement with handlers, the check try_statements.py describes; its
+        handlers re-raise tracing's errors first."""
         if not isinstance(node, gast.Try) or not node.handlers:
             return []
-        read = sorted({item.id for statement in node.body for item in walk(statement)
-                       if isinstance(item, gast.Name) and isinstance(item.ctx, gast.Load)})
-        caught = [copy.deepcopy(handler.type) for handler in node.handlers]
-        call = replace_expression(
-            f"{helper('refuse_traced_try')}(where, names, locals(), lambda: caught)",
-            where=gast.Constant(value=self._where(node, "try:"), kind=None),
-            names=_names_tuple(read), caught=gast.Constant(value=None, kind=None)
-            if None in caught else gast.Tuple(elts=caught, ctx=gast.Load()))
-        return [_locate(gast.Expr(value=call), node)]
+        reraise_tracing_errors(node)
+        return [_locate(try_check(node, self._where(node, "try:")), node)]
 
     def _python_test(self, node, header: str, test, reason: str, iterable: bool = False):
         """`python_test(test, ...)`: the test (or iterable) of a statement left as Python code,

@@ -30,7 +30,8 @@ from ..codegen.nodes import to_ast, walk
 def _has_control_flow(node) -> bool:
     """Whether `node` has control flow to convert (`and`, `or`, `not` and chained comparisons,
     which ask for truths, too), calls a function that may have some, reads an item at what
-    may be a traced index (`W[labels]`: see control_flow_calls.py) or writes an item.
+    may be a traced index (`W[labels]`: see control_flow_calls.py), writes an item, or has a
+    try statement with handlers (which must not catch tracing's errors: try_statements.py).
     (Without a call, an array it writes into is one it is given, or a global: converted, the
     write of a traced value there is refused with its line and what to do, where NumPy would
     refuse `buf[0] = v` as "setting an array element with a sequence".)"""
@@ -38,7 +39,8 @@ def _has_control_flow(node) -> bool:
                               gast.Call)) or isinstance(n, gast.Subscript) and (
         isinstance(n.ctx, gast.Store) or may_be_traced_index(n.slice))
         or isinstance(n, gast.UnaryOp) and isinstance(n.op, gast.Not)  # (truths asked)
-        or isinstance(n, gast.Compare) and len(n.ops) > 1 for n in walk(node))
+        or isinstance(n, gast.Compare) and len(n.ops) > 1
+        or isinstance(n, gast.Try) and bool(n.handlers) for n in walk(node))
 
 
 def convert(function, helpers: dict):
