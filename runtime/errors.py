@@ -3,10 +3,10 @@
 Tracing refuses what it cannot do right: a traced value asked for its Python value, control
 flow on one, an attribute of an ndarray that a traced value lacks, a NumPy function with no op.
 Each of those errors keeps the base a user would expect (TracerConversionError is a TypeError,
-a missing layout attribute an AttributeError), and derives from `TracingError` too. A `try`
-statement kept in converted code re-raises such an error at the start of each handler
-(transforms/control_flow/try_statements.py), where the user's handler would otherwise run where
-NumPy's would not, and give another value:
+a missing layout attribute an AttributeError), and derives from `TracingError` too. Converted
+code re-raises such an error at the start of each handler of a `try` statement, and a `with`
+statement's context manager does not suppress it (transforms/control_flow/handled_errors.py),
+where the user's handler would otherwise run where NumPy's would not, and give another value:
 
     try:
         y = float(x[0])          # NumPy: a float; tracing: TracerConversionError

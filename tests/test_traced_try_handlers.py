@@ -6,6 +6,7 @@ give another value; errors NumPy raises too are handled as NumPy's. Values are c
 the function run on NumPy arrays."""
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -286,7 +287,7 @@ def test_tracings_errors_keep_the_bases_users_catch():
     assert issubclass(TracerAttributeError, AttributeError)
     assert issubclass(UnknownSizeError, TypeError)
     for kind in (TracerConversionError, TracerAttributeError, UnknownSizeError,
-                 autotrace.TransformError, autotrace.StateError):
+                 autotrace.StateError):
         assert issubclass(kind, TracingError)
     with pytest.raises(TracerConversionError):
         autotrace.function(lambda x: float(x[0]))(X)  # caught as a TypeError outside too
@@ -307,3 +308,33 @@ def test_an_error_numpy_raises_from_tracings_is_tracings():
             raise KeyError("n")  # while handling it, not from it
     except KeyError as error:
         assert not raised_by_tracing(error)
+
+
+def suppressed(x):
+    y = 1.0
+    with contextlib.suppress(TypeError):
+        y = float(x[0]) * 2.0
+    return x * y
+
+
+def suppressed_lookup(x, cfg):
+    n = 2.0
+    with contextlib.suppress(KeyError), np.errstate(divide="ignore"):
+        n = cfg["n"]
+    return x * n
+
+
+@pytest.mark.parametrize("mode", ["function", "vmap"])
+def test_a_with_statement_does_not_suppress_tracings_errors(mode):
+    np.testing.assert_allclose(suppressed(X), X * 1.28)
+    with pytest.raises(TracerConversionError) as error:
+        run_in(mode, suppressed, X)
+    assert str(error.value) == _FLOAT + _at(suppressed, "y = float(x[0]) * 2.0")
+
+
+@pytest.mark.parametrize("cfg, factor", [({}, 2.0), ({"n": 5.0}, 5.0)])
+def test_a_with_statement_suppresses_what_numpy_raises_too(cfg, factor):
+    np.testing.assert_array_equal(suppressed_lookup(X, cfg), X * factor)
+    np.testing.assert_array_equal(autotrace.function(suppressed_lookup)(X, cfg), X * factor)
+    batched = autotrace.vmap(suppressed_lookup, in_axes=(0, None))
+    np.testing.assert_array_equal(batched(np.stack([X, X]), cfg), np.stack([X, X]) * factor)

@@ -1,10 +1,8 @@
 """Errors that name the user's file and line."""
 from __future__ import annotations
 
-from ..runtime.errors import TracingError
 
-
-class TransformError(TracingError):
+class TransformError(Exception):
     """Raised when a function cannot be transformed: names the file, line and construct.
 
     Examples:

@@ -213,8 +213,30 @@ def tracing_error_caught() -> bool:
     """Whether the error a handler of converted code is handling is tracing's own
     (runtime/errors.py: a traced value asked for its Python value, an ndarray attribute it
     lacks, a refusal), raised in the try's body or in a function it calls: NumPy would not
-    raise it, so the handler re-raises it (transforms/control_flow/try_statements.py)."""
+    raise it, so the handler re-raises it (transforms/control_flow/handled_errors.py)."""
     return raised_by_tracing(sys.exc_info()[1])
+
+
+def unsuppressing(manager):
+    """The context manager of a converted `with` statement: `manager`, whose `__exit__` does
+    not suppress tracing's own errors (contextlib.suppress(TypeError) around float(x[0]))."""
+    kind = type(manager)
+    if not (hasattr(kind, "__enter__") and hasattr(kind, "__exit__")):
+        return manager  # (the with statement raises Python's error)
+    return _Unsuppressing(manager)
+
+
+class _Unsuppressing:
+    def __init__(self, manager):
+        self.manager = manager
+        self.exit = type(manager).__exit__
+
+    def __enter__(self):
+        return type(self.manager).__enter__(self.manager)
+
+    def __exit__(self, kind, error, traceback):
+        suppressed = self.exit(self.manager, kind, error, traceback)
+        return bool(suppressed) and not raised_by_tracing(error)
 
 
 def _kept_handlers_only(caught) -> bool:
@@ -228,7 +250,7 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
            "set_item": set_item, "in_place_target": in_place_target,
            "python_test": python_test, "refuse_traced_try": refuse_traced_try,
-           "tracing_error_caught": tracing_error_caught,
+           "tracing_error_caught": tracing_error_caught, "unsuppressing": unsuppressing,
            "SavedValues": SavedValues,
            "checked_out": checked_out, "checked_out_item": checked_out_item,
            "refuse_outside_write": refuse_outside_write,

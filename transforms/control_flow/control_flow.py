@@ -60,7 +60,7 @@ from ..analysis.argument_writes import (base_name, operator_text, outside_write_
                                         statement_text, write_text)
 from ..codegen.codegen import to_source
 from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
-from .try_statements import reraise_tracing_errors, try_check
+from .handled_errors import reraise_tracing_errors, try_check, unsuppressing_items
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
                                      assigned_names, loaded_names, names_calls_write)
 from ..front.exits import GUARDS_AFTER_JUMP, exits_to_flags, single_return
@@ -189,6 +189,8 @@ class ControlFlowConverter:
             # pass would wrap their calls twice).
             for item in getattr(node, "items", ()):
                 item.context_expr = self.expressions(item.context_expr)
+            if isinstance(node, gast.With):
+                unsuppressing_items(node)
             for handler in getattr(node, "handlers", ()):
                 handler.type = handler.type and self.expressions(handler.type)
             return self._try_check(node) + [node]
@@ -499,7 +501,7 @@ class ControlFlowConverter:
                 f"autotrace.cond or np.where instead")
 
     def _try_check(self, node) -> list:
-        """Before a try statement with handlers, the check try_statements.py describes; its
+        """Before a try statement with handlers, the check handled_errors.py describes; its
         handlers re-raise tracing's errors first."""
         if not isinstance(node, gast.Try) or not node.handlers:
             return []

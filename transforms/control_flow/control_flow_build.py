@@ -31,7 +31,8 @@ def _has_control_flow(node) -> bool:
     """Whether `node` has control flow to convert (`and`, `or`, `not` and chained comparisons,
     which ask for truths, too), calls a function that may have some, reads an item at what
     may be a traced index (`W[labels]`: see control_flow_calls.py), writes an item, or has a
-    try statement with handlers (which must not catch tracing's errors: try_statements.py).
+    try statement with handlers or a with statement (which must not catch tracing's errors:
+    handled_errors.py).
     (Without a call, an array it writes into is one it is given, or a global: converted, the
     write of a traced value there is refused with its line and what to do, where NumPy would
     refuse `buf[0] = v` as "setting an array element with a sequence".)"""
@@ -40,7 +41,8 @@ def _has_control_flow(node) -> bool:
         isinstance(n.ctx, gast.Store) or may_be_traced_index(n.slice))
         or isinstance(n, gast.UnaryOp) and isinstance(n.op, gast.Not)  # (truths asked)
         or isinstance(n, gast.Compare) and len(n.ops) > 1
-        or isinstance(n, gast.Try) and bool(n.handlers) for n in walk(node))
+        or isinstance(n, gast.Try) and bool(n.handlers) or isinstance(n, gast.With)
+        for n in walk(node))
 
 
 def convert(function, helpers: dict):

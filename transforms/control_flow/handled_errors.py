@@ -1,5 +1,6 @@
-"""A `try` statement with handlers in converted code: checked before it runs, and its handlers
-kept from catching what tracing raises.
+"""What handles errors in converted code, kept from handling what tracing raises: a `try`
+statement with handlers is checked before it runs, its handlers re-raise tracing's errors, and
+the context managers of a `with` statement do not suppress them.
 
     try:                                    _autotrace_refuse_traced_try('f.py:2: try:', ('x',),
         y = float(x[0])                         locals(), lambda: (TypeError,))
@@ -9,6 +10,8 @@ kept from catching what tracing raises.
                                                 if _autotrace_tracing_error_caught():
                                                     raise
                                                 y = 0.0
+    with suppress(TypeError):               with _autotrace_unsuppressing(suppress(TypeError)):
+        y = float(x[0])                         y = float(x[0])
 
 `refuse_traced_try` refuses the statement where its body computes with traced values and a
 handler catches what the graph may raise when it runs (runtime/tracing/control_statements.py).
@@ -23,7 +26,7 @@ import copy
 import gast
 
 from ..codegen.nodes import walk
-from ..codegen.templates import replace, replace_expression
+from ..codegen.templates import name, replace, replace_expression
 from .control_flow_calls import helper
 
 
@@ -54,3 +57,12 @@ def reraise_tracing_errors(node: gast.Try) -> None:
             if "lineno" in getattr(child, "_attributes", ()):
                 gast.copy_location(child, handler)
         handler.body = check + handler.body
+
+
+def unsuppressing_items(node: gast.With) -> None:
+    """`with unsuppressing(manager):` for each context manager of the with statement `node`:
+    its `__exit__` does not suppress tracing's errors (contextlib.suppress(TypeError) of a
+    conversion)."""
+    for item in node.items:
+        item.context_expr = gast.copy_location(gast.Call(
+            func=name(helper("unsuppressing")), args=[item.context_expr], keywords=[]), item.context_expr)
