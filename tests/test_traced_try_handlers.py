@@ -338,3 +338,51 @@ def test_a_with_statement_suppresses_what_numpy_raises_too(cfg, factor):
     np.testing.assert_array_equal(autotrace.function(suppressed_lookup)(X, cfg), X * factor)
     batched = autotrace.vmap(suppressed_lookup, in_axes=(0, None))
     np.testing.assert_array_equal(batched(np.stack([X, X]), cfg), np.stack([X, X]) * factor)
+
+
+def through_a_closure(x):
+    def first():
+        return float(x[0])
+    try:  # (its body reads no traced name: any handler is kept)
+        y = first()
+    except Exception:
+        y = 1.0
+    return x * y
+
+
+@pytest.mark.parametrize("mode", ["function", "vmap"])
+def test_a_handler_of_every_error_does_not_catch_tracings(mode):
+    np.testing.assert_allclose(through_a_closure(X), X * 0.64)
+    with pytest.raises(TracerConversionError) as error:
+        run_in(mode, through_a_closure, X)
+    assert str(error.value) == _FLOAT + (f'\n  File "{HERE}", line '
+                                         f'{_line(through_a_closure, "return float(x[0])")}, '
+                                         f'in first\n    return float(x[0])')
+
+
+class Settings:
+    scale = 3.0
+
+
+def probed(x, settings):
+    a = 2.0 if hasattr(x, "strides") else 5.0
+    b = 7.0 if hasattr(x, "no_such_attribute") else 1.0
+    c = getattr(settings, "scale", 1.0) + getattr(settings, "missing", 10.0) + getattr(x, "ndim")
+    return x * a * b * c
+
+
+def strides_or_one(x):
+    return x * getattr(x, "strides", (1,))[0]
+
+
+def test_hasattr_and_getattr_answer_as_for_numpys_array():
+    want = X * 2.0 * 1.0 * 14.0
+    np.testing.assert_array_equal(probed(X, Settings()), want)
+    np.testing.assert_array_equal(autotrace.function(probed)(X, Settings()), want)
+    batched = autotrace.vmap(probed, in_axes=(0, None))
+    np.testing.assert_array_equal(batched(np.stack([X, X]), Settings()), np.stack([want, want]))
+    np.testing.assert_array_equal(strides_or_one(X), X * 8)
+    with pytest.raises(TracerAttributeError) as error:
+        autotrace.function(strides_or_one)(X)
+    assert str(error.value) == _LAYOUT.format("strides") + _at(
+        strides_or_one, 'return x * getattr(x, "strides", (1,))[0]')

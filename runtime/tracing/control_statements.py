@@ -46,7 +46,7 @@ from .tracer import (Tracer, TracerConversionError,
                                       set_item as _set_array_item)
 from .refused_functions import REFUSED_FUNCTIONS
 from .scalar_types import SCALAR_TYPES
-from .type_checks import isinstance_, isscalar_, scalar_as_array, type_
+from .type_checks import getattr_, hasattr_, isinstance_, isscalar_, scalar_as_array, type_
 from ..unknown_sizes import with_unknown_sizes
 
 
@@ -262,12 +262,13 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
 # (control_concrete_arrays.py), the math module's functions, which take Python numbers
 # (math_functions.py), NumPy's scalar types (scalar_types.py), functions that need a traced
 # value's memory or items (refused_functions.py), builtins that compare Python
-# values, isinstance, type and np.isscalar, which answer for a traced value as for the
-# NumPy value it stands for (type_checks.py), and np.shape (`shape`): converted code calls
-# these instead.
+# values, isinstance, type, np.isscalar, hasattr and getattr, which answer for a traced value
+# as for the NumPy value it stands for (type_checks.py), and np.shape (`shape`): converted code
+# calls these instead.
 NUMPY_REPLACEMENTS = {np.array: array, np.asarray: asarray, np.asanyarray: asanyarray,
                       np.take: take, **FILLED_ARRAYS, np.shape: shape,
                       **MATH_FUNCTIONS, **SCALAR_TYPES, **REFUSED_FUNCTIONS,
                       max: _compare_builtin(max, "maximum", "max"),
                       min: _compare_builtin(min, "minimum", "min"),
-                      isinstance: isinstance_, type: type_, np.isscalar: isscalar_}
+                      isinstance: isinstance_, type: type_, np.isscalar: isscalar_,
+                      hasattr: hasattr_, getattr: getattr_}

@@ -140,6 +140,32 @@ def missing_attribute(tracer, name: str):
         f"say), or call it outside the traced function")
 
 
+def hasattr_(obj, name: str) -> bool:
+    """`hasattr(obj, name)` for converted code: True where the attribute is an ndarray's that
+    a traced value lacks (TracerAttributeError), as NumPy's array answers; else the builtin's."""
+    try:
+        getattr(obj, name)
+    except TracerAttributeError:
+        return True
+    except AttributeError:
+        return False
+    return True
+
+
+def getattr_(obj, name: str, *default):
+    """`getattr(obj, name, default)` for converted code: an ndarray's attribute that a traced
+    value lacks raises TracerAttributeError, where NumPy's array has no need of the default;
+    else the builtin's."""
+    if not default:
+        return getattr(obj, name)
+    try:
+        return getattr(obj, name)
+    except TracerAttributeError:
+        raise
+    except AttributeError:
+        return default[0]
+
+
 def stands_for(tracer) -> str | None:
     """What the 0-d traced array `tracer` stands for in NumPy: SCALAR, ARRAY, EITHER (by a
     traced condition), or None where the way it was made does not say (see the module's

@@ -29,9 +29,9 @@ HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "n
 
 
 # Builtins whose calls go through `converted` all the same: max and min compare values as
-# Python values, and the runtime's versions say what to use for traced ones; isinstance and
-# type answer for a traced value as for the NumPy value it stands for.
-_COMPARING_BUILTINS = frozenset({"max", "min", "isinstance", "type"})
+# Python values, and the runtime's versions say what to use for traced ones; isinstance,
+# type, hasattr and getattr answer for a traced value as for the NumPy value it stands for.
+_COMPARING_BUILTINS = frozenset({"max", "min", "isinstance", "type", "hasattr", "getattr"})
 
 
 def may_be_traced_index(index) -> bool:
