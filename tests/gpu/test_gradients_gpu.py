@@ -133,11 +133,16 @@ RULE_ENTRIES = [entry.name for entry in __import__("tests.rule_table", fromlist=
 
 
 # Rules whose eager gradient does not yet run on CuPy arrays (their helpers make NumPy arrays
-# of the coefficients and exponents), each skipped with its reason printed.
+# of the coefficients and exponents, or call a NumPy function that CuPy arrays do not dispatch
+# to), each skipped with its reason printed.
 NOT_ON_CUPY_YET = {"polyval": "np.polyval's eager gradient makes a NumPy array of the "
                               "coefficients (np.asarray), which CuPy refuses",
                    "vander": "np.vander's eager gradient multiplies by NumPy arrays of steps "
-                             "and exponents, which CuPy refuses"}
+                             "and exponents, which CuPy refuses",
+                   "helper:unwindow": "the eager gradient of sliding_window_view's adjoint is "
+                                      "numpy.lib.stride_tricks.sliding_window_view, which does "
+                                      "not dispatch to CuPy arrays (sliding_window_view's own "
+                                      "entries are skipped for that reason)"}
 
 
 @pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
