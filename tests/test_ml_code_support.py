@@ -17,6 +17,7 @@ and the refusals that name the user's line: a traced seed of np.random.default_r
 import functools
 import inspect
 import operator
+from operator import iadd
 
 import numpy as np
 import pytest
@@ -280,6 +281,47 @@ def test_functools_reduce_in_every_mode(f, count):
 def test_functools_reduce_of_nothing_raises_pythons_error():
     with pytest.raises(TypeError, match="^reduce\\(\\) of empty iterable with no initial value$"):
         autotrace.grad(lambda x: x * functools.reduce(operator.add, []))(1.0)
+
+
+def reduce_multiplying_in_place(x):
+    a = x * 1.0
+    functools.reduce(operator.imul, [a, x])  # a *= x, as NumPy runs it: a is x ** 2
+    return np.sum(a * x)
+
+
+def multiplying_in_place_by_operator(x):
+    a = x * 1.0
+    _ = operator.imul(a, x)
+    return np.sum(a * x)
+
+
+def adding_in_place_imported(x):
+    a = x * 1.0
+    _ = iadd(a, x)
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize("f, call, name, symbol", [
+    (reduce_multiplying_in_place, "functools.reduce(", "operator.imul", "*="),
+    (multiplying_in_place_by_operator, "operator.imul(", "operator.imul", "*="),
+    (adding_in_place_imported, "_ = iadd(", "operator.iadd", "+=")])
+def test_the_operator_modules_in_place_functions_are_refused_at_the_users_line(
+        f, call, name, symbol):
+    x = np.array([0.3, 0.7, -1.1])
+    message = (f'File "{__file__}", line {line_of(f, call)}: {name} changes its first argument '
+               f"in place where that is an array (it runs a {symbol} b), and autotrace does "
+               f"not follow that write through {name}, called or handed to another function "
+               f"(functools.reduce); write the augmented assignment instead: a {symbol} x for "
+               f"{name}(a, x), a loop of them for functools.reduce")
+    for run in (lambda: autotrace.grad(f)(x), lambda: autotrace.forward(f)(x),
+                lambda: autotrace.jvp(f, (x,), (np.ones(3),)),
+                lambda: autotrace.function(autotrace.grad(f))(x),
+                lambda: autotrace.vmap(autotrace.grad(f))(np.stack([x, -x]))):
+        with pytest.raises(autotrace.TransformError) as refused:
+            run()
+        assert str(refused.value) == message
+    # traced, the write is followed: NumPy's value
+    np.testing.assert_allclose(autotrace.function(f)(x), f(x), rtol=1e-12)
 
 
 def einsum_of_two(A, B):

@@ -67,6 +67,7 @@ from ..reverse.built_objects_and_super import (check_constructions, explicit_sup
 from .out_arguments import rewrite_out_arguments
 from .parsing import parse_function, resolve
 from .partials import check_partials, partial_caller
+from .python_versions import check_in_place_operators
 from .segments import bind_checkpointed_calls, segment_loops
 from ..session import Session
 from ..analysis.state_aliases import method_may_write, refuse_stale_aliases
@@ -464,6 +465,7 @@ def activity(unit: Unit) -> None:
     check_calls(body, location, varied, active, lambda func: classify(func, namespace),
                 unit.context.helper, namespace)
     check_partials(body + returned, location, namespace, active_with, is_constant)
+    check_in_place_operators(body + returned, location, namespace)
     unit.body, unit.result, unit.return_node = body, result, return_node
     unit.local_names, unit.active = local_names, active
     unit.state_names, unit.carrying = state_names, carrying

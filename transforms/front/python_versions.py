@@ -6,11 +6,19 @@ function it is given, which autotrace follows: a call of it is differentiated as
 resolved when it runs). So `functools.reduce(lambda h, W: np.tanh(h @ W), Ws, x)` has the
 gradient of the loop it runs, in every mode, with respect to the items and the initial value.
 The operator module's arithmetic (operator.add is `a + b`) is differentiated as its operator.
+Its in-place functions (operator.imul(a, b) runs `a *= b`, changing the array a) are refused
+where the function names them (`check_in_place_operators`): called, or handed to
+functools.reduce, they would change an array that the derivative does not see changed.
 """
 from __future__ import annotations
 
 import functools
 import operator
+
+import gast
+
+from ..codegen.nodes import walk
+from .parsing import resolve
 
 _NO_INITIAL = object()  # reduce's initial when none is given
 
@@ -74,3 +82,34 @@ def python_version(func):
         return PYTHON_VERSIONS.get(func, func)
     except TypeError:  # unhashable callables
         return func
+
+
+# The operator module's in-place functions, by the augmented assignment each runs.
+IN_PLACE_OPERATORS = {
+    operator.iadd: "+=", operator.isub: "-=", operator.imul: "*=", operator.itruediv: "/=",
+    operator.ifloordiv: "//=", operator.imod: "%=", operator.ipow: "**=",
+    operator.imatmul: "@=", operator.iand: "&=", operator.ior: "|=", operator.ixor: "^=",
+    operator.ilshift: "<<=", operator.irshift: ">>=", operator.iconcat: "+="}
+
+
+def check_in_place_operators(body, location, namespace: dict) -> None:
+    """Refuse a name of one of the operator module's in-place functions in `body`
+    (`operator.imul(a, x)`, `functools.reduce(operator.imul, [a, x])`): it changes its first
+    argument in place where that is an array, which the derivative would not follow."""
+    for node in (node for statement in body for node in walk(statement)
+                 if isinstance(node, (gast.Name, gast.Attribute))
+                 and isinstance(node.ctx, gast.Load)):
+        value = resolve(node, namespace)
+        try:
+            symbol = IN_PLACE_OPERATORS.get(value)
+        except TypeError:  # unhashable values
+            continue
+        if symbol is None:
+            continue
+        name = f"operator.{value.__name__}"
+        raise location.error(
+            node, f"{name} changes its first argument in place where that is an array (it "
+            f"runs a {symbol} b), and autotrace does not follow that write through {name}, "
+            f"called or handed to another function (functools.reduce); write the augmented "
+            f"assignment instead: a {symbol} x for {name}(a, x), a loop of them for "
+            f"functools.reduce", name)
