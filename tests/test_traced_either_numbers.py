@@ -205,3 +205,97 @@ def test_a_number_or_a_float64_by_a_conditional_expression(x):
     traced = autotrace.function(number_or_float64_expression)(x, y64)
     assert traced.dtype == np.float64
     np.testing.assert_array_equal(traced, number_or_float64_expression(x, y64))
+
+
+def positive_or_three(x, o):
+    c = x[0] if x[0] > 0 else 3
+    return c * o
+
+
+def positive_or_three_statement(x, o):
+    if x[0] > 0:
+        c = x[0]
+    else:
+        c = 3
+    return c * o
+
+
+def positive_or_half(x, h):
+    c = x[0] if x[0] > 0 else 0.5
+    return c * h
+
+
+INT8_O = np.array([100, -100], np.int8)
+
+
+@pytest.mark.parametrize("f, x, other, kinds", [
+    # NumPy: 3 * o is int8 ([44, -44]), the float32 item times it float32
+    (positive_or_three, np.array([-1.5], np.float32), INT8_O,
+     "a NumPy float32 value or a NumPy int8 value"),
+    (positive_or_three_statement, np.array([0], np.uint8), INT8_O,
+     "a NumPy int16 value or a NumPy int8 value"),
+    # 0.5 * h is float16, the float32 item times it float32
+    (positive_or_half, np.array([-1.5], np.float32), np.array([1000.3], np.float16),
+     "a NumPy float32 value or a NumPy float16 value")], ids=["int", "statement", "float16"])
+def test_a_number_or_an_item_is_never_the_items_dtype_where_numpy_tells_them_apart(
+        f, x, other, kinds):
+    eager = f(x, other)
+    assert eager.dtype == other.dtype  # (the number's path, which x takes)
+    first, second = ("NumPy uint8 value", "Python int") if x.dtype == np.uint8 else (
+        "NumPy float32 value", f"Python {'int' if f is positive_or_three else 'float'}")
+    line = f.__code__.co_firstlineno + 1
+    text = "if x[0] > 0:" if f is positive_or_three_statement else (
+        f"x[0] if x[0] > 0 else {3 if f is positive_or_three else 0.5}")
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.function(f)(x, other)
+    assert str(caught.value).startswith(
+        f"{__file__}:{line}: {text}\n  leaves this variable a {first} on one path and a "
+        f"{second} on the other, and np.multiply of it gives {kinds}, depending on the path: "
+        f"one traced value has one dtype.")
+
+
+def item_or_number(x, o, s, number):
+    c = x[0] if s > 0 else number
+    return c * o
+
+
+@pytest.mark.parametrize("s", [1.0, -1.0])
+def test_an_int_that_the_other_paths_dtype_does_not_hold_is_refused(s):
+    x = np.array([3], np.int8)
+    line = item_or_number.__code__.co_firstlineno + 1
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.function(item_or_number)(x, INT8_O, np.float64(s), 300)
+    assert str(caught.value).startswith(
+        f"{__file__}:{line}: x[0] if s > 0 else number\n  leaves this variable a Python int "
+        f"on one path and a NumPy int8 value on the other, and np.multiply of it casts the int "
+        f"300 to int8, which does not hold it (NumPy raises OverflowError for an int out of "
+        f"its range)")
+    # one it holds: NumPy's int8 on both paths
+    traced = autotrace.function(item_or_number)(x, INT8_O, np.float64(s), -2)
+    eager = item_or_number(x, INT8_O, s, -2)
+    assert traced.dtype == eager.dtype == np.int8
+    np.testing.assert_array_equal(traced, eager)
+
+
+def number_or_float64_chosen_again(x, s):
+    c = 3.0 if s > 0 else np.float64(2.0)
+    d = c if s > 5 else c
+    return d * x
+
+
+@pytest.mark.parametrize("s", [1.0, 6.0, -1.0])
+def test_an_either_value_chosen_by_a_conditional_expression_stays_one(s):
+    line = number_or_float64_chosen_again.__code__.co_firstlineno + 2
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.function(number_or_float64_chosen_again)(X32F[0], np.float64(s))
+    assert str(caught.value).startswith(
+        f"{__file__}:{line}: c if s > 5 else c\n  leaves this variable a Python float on one "
+        f"path and a NumPy float64 value on the other, and np.multiply of it gives a NumPy "
+        f"float32 value or a NumPy float64 value, depending on the path")
+    x = X32F[0].astype(np.float64)
+    traced = autotrace.function(number_or_float64_chosen_again)(x, np.float64(s))
+    np.testing.assert_array_equal(traced, number_or_float64_chosen_again(x, s))
+    assert traced.dtype == np.float64
+
+
+X32F = [np.array([0.1, 0.7], np.float32)]

@@ -389,11 +389,13 @@ def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression
         result = attempt()
     except ControlFlowError as caught:
         error = caught
-    if error is not None or len(set(weak)) == 2:
+    if error is not None or len(set(weak)) == 2 or any(
+            either_of(value) is not None for value in left.values()):
         # A Python number on one side and another kind on the other (`1.0 if c else 2`,
         # `0.1 if c else x[0]`; `2.0 if c else np.float64(3.0)`, which the cond takes as one
-        # dtype, losing that the number is weak): joined as a traced `if` statement joins
-        # them, else refused.
+        # dtype, losing that the number is weak), or an either-value on a side (`c if s else
+        # 1.0` after `c = 3.0 if t else np.float64(2.0)`): joined as a traced `if` statement
+        # joins them, else refused.
         made = _expression_join(left, where)
         if made is None and error is not None:
             raise error
@@ -415,33 +417,12 @@ def _expression_join(results: dict, where: str):
     either = either_join(results, where)
     if either is not None:
         return either[0], lambda pair: either[1](pair)
-    scalars = {value.dtype for value in results.values() if isinstance(value, Tracer)
-               and value.ndim == 0 and not is_weak(value) and either_of(value) is None}
-    if len(scalars) == 1 and all(isinstance(value, Tracer) and value.dtype in scalars
-                                 or _held(value, next(iter(scalars)))
-                                 for value in results.values()):
-        # (`x[0] if x[0] > 0 else 0`: the number in the NumPy scalar's dtype, which holds it,
-        # as the `if` statement joins them; either_join gives None then)
-        dtype = scalars.pop()
-        return ({side: lambda value: as_dtype(value, dtype) for side in results},
-                lambda value: value)
     if not all(is_weak(value) and np.ndim(value) == 0 for value in results.values()):
         return None
     joined = np.result_type(*(WEAK_DTYPES[value.dtype](0) if isinstance(value, Tracer)
                               else value for value in results.values()))
     return ({side: lambda value: as_dtype(value, joined) for side in results},
             lambda value: value)
-
-
-def _held(number, dtype) -> bool:
-    """Whether `number` is a Python number that the dtype holds exactly."""
-    if type(number) not in WEAK_NUMBERS or dtype.kind == "b":
-        return False
-    with np.errstate(all="ignore"):
-        try:
-            return np.asarray(number).astype(dtype).item() == number
-        except (OverflowError, TypeError, ValueError):
-            return False
 
 
 def and_(left, right_thunk):

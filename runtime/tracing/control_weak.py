@@ -7,12 +7,13 @@
 Eagerly, `total` is a Python float until it meets the float32 sum, and float32 from then on. A
 traced loop carries it as one graph value of one dtype: the dtype NumPy gives what the body
 computes from the Python number (float32 here), not the float64 that the number alone has. A
-traced `if` whose one branch leaves the number and the other a float32 scalar gives both the
-float32 where other code reads it, and an either-value (weak_scalars.py) that computes what
-NumPy does on each path where a ufunc or operator does (`either_join`); one whose other branch
-leaves a float64 (or complex128) scalar is an either-value alone, since the two differ only in
-that the number is weak (2.0 times a float32 array is float32, np.float64(2.0) times it
-float64: refused, one traced value having one dtype). A number that the body
+traced `if` whose one branch leaves the number and the other a NumPy scalar makes it an
+either-value (weak_scalars.py, `either_join`) that computes what NumPy does on each path where
+a ufunc or operator does, refused where the two paths give two dtypes (0.5 or a float32 scalar
+times a float16 array: float16 one way, float32 the other; 3 or np.float64(3.0) times a float32
+array), since one traced value has one dtype; elsewhere it is the float32 where that is the
+scalar's dtype, as other code reads it. No one dtype can stand for both: the number is weak,
+the scalar not, and some array tells them apart. A number that the body
 leaves a Python number (`lr *= 0.9`, `n = n + 1`) is carried in Python's own dtype (int64,
 float64, complex128) as a weak scalar (runtime/tracing/weak_scalars.py): where it meets a
 float32 array in the body or after the loop (`w - lr * g`), it is rounded to float32 first, as
@@ -47,15 +48,9 @@ import numpy as np
 
 from .control import ControlFlowError, _aval, _numbers_to_arrays, _trace_subgraph
 from .tracer import Tracer, is_array
-from .weak_scalars import (WEAK_NUMBERS, Kinds, either_of, either_value, exact_of,
-                           holding_dtype, is_weak, kind_of, kinds_of, make_kinds, same_kind as _same_kind, is_kind as _is_kind)
-
-
-
-# The dtypes of Python's float and complex: a NumPy scalar of one and a Python number differ
-# only in that the number is weak, which the cast to it would lose (2.0 * a float32 array is
-# float32, np.float64(2.0) * it float64): such a pair is an either-value.
-_PYTHONS_OWN = (np.dtype(np.float64), np.dtype(np.complex128))
+from .weak_scalars import (WEAK_NUMBERS, either_of, either_value, exact_of, holding_dtype,
+                           is_weak, kind_of, kinds_of, same_kind as _same_kind,
+                           is_kind as _is_kind)
 
 
 def either_join(results: dict, where: str):
@@ -64,7 +59,12 @@ def either_join(results: dict, where: str):
     `if x[0] > 0: m = x[0]`): (the fixes that make each branch's value the pair (its value in
     a dtype that holds both kinds exactly, where it is of the first kind), a function of that
     pair after the `if`: the either-value, weak_scalars.make_either). `results`: side -> the
-    branch's value. None where the two are something else, or one kind."""
+    branch's value. None where the two are something else, or one kind.
+
+    Never one value of the scalar's dtype, even where that holds the number (0.0 and a float32
+    scalar): the number meets the arrays after the `if` as a weak one, which gives another dtype
+    than the scalar's beside some (0.0 times a float16 array is float16, the float32 scalar
+    times it float32; 3 times an int8 array int8)."""
     paths = {side: _paths(value) for side, value in results.items()}
     if None in paths.values() or not any(isinstance(kind, type) or kinds_of(value) is not None
                                          for (side, value) in results.items()
@@ -78,21 +78,28 @@ def either_join(results: dict, where: str):
     if holding is None or all(isinstance(kind, type) for kind in kinds):
         return None  # (one kind; two Python numbers' (_weak_join); more kinds than two)
     first = kinds[0]
-    scalar = next(kind for kind in kinds if not isinstance(kind, type))
-    if np.dtype(scalar) not in _PYTHONS_OWN and all(
-            _holds(scalar, value) for value in results.values()):
-        # (`total = 0.0` and a float32: 0.0 is one too: the scalar's dtype holds both paths,
-        # as _weak_join gives them, and keeps a float32 program in float32; what it is on
-        # each path is kept for isinstance and type, weak_scalars.Kinds)
-        def cast(value):
-            return as_dtype(value, scalar), _is_kind(_paths(value), first)
-        return ({side: cast for side in results},
-                lambda pair: make_kinds(pair[0], Kinds(*kinds, pair[1], where)))
+    number = _known_number(results.values())
 
     def fix(value):  # (in the branch's trace: its flag is of that trace)
         return as_dtype(exact_of(value), holding), _is_kind(_paths(value), first)
     return ({side: fix for side in results},
-            lambda pair: either_value(pair[0], *kinds, pair[1], where))
+            lambda pair: either_value(pair[0], *kinds, pair[1], where, number))
+
+
+def _known_number(values):
+    """The Python number that each of `values` is where it is a Python number, where that is
+    one number known while tracing (`3` in `x[0] if c else 3`); else None."""
+    numbers = set()
+    for value in values:
+        either = either_of(value)
+        if type(value) in WEAK_NUMBERS:
+            numbers.add((type(value), value))
+        elif is_weak(value) or either is not None and (
+                any(isinstance(kind, type) for kind in either[:2]) and either.number is None):
+            return None  # (a traced Python number: not known while tracing)
+        elif either is not None and any(isinstance(kind, type) for kind in either[:2]):
+            numbers.add((type(either.number), either.number))
+    return next(iter(numbers))[1] if len(numbers) == 1 else None
 
 
 def _paths(value):

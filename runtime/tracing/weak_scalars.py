@@ -12,10 +12,11 @@ compute through `weak_ufunc` and `weak_power`.
 A traced `if` that leaves a variable a Python number on one path and a NumPy scalar on another
 (`m = 0.1`, `if x[0] > 0: m = x[0]`) makes it an either-value (`either_value`): `Either` says
 which kind it is on which path, and holds each path's value exactly (in a dtype both fit in,
-float64 here; the NumPy scalar's own where the number fits in it too). A ufunc or operator on
+float64 here), and the number where it is one known while tracing. A ufunc or operator on
 it is computed as on each path, the number's result and the NumPy scalar's (`m * y` is
 `0.1 * y` on one, `x[0] * y` on the other), and the traced condition chooses. Where the two
-results are arrays of different dtypes (`m * h16`: float16 one way, float32 the other) there
+results are of different dtypes (`m * h16`: float16 one way, float32 the other), or the
+number is an int cast to an integer dtype that may not hold it (NumPy's OverflowError), there
 is no one value to give, and that is refused. Elsewhere (a NumPy function, a method, a
 result, a derivative's seed) it is the NumPy scalar's float dtype, as the old join gave it
 (`either_value`), or the exact value for ints.
@@ -60,13 +61,16 @@ class Either(NamedTuple):
     is true, of kind `second` where it is false. A kind is a NumPy dtype (a NumPy scalar or
     array of it) or int, float or complex (a Python number). `where`: the traced `if` or loop
     that made it so, for errors. `exact`: the value in a dtype that holds both kinds exactly,
-    where the either-value itself is in another (None where it is that value)."""
+    where the either-value itself is in another (None where it is that value). `number`: the
+    Python number it is on its path of a Python number's kind, where that is known while
+    tracing (`3` in `x[0] if c else 3`), else None."""
 
     first: object
     second: object
     flag: object
     where: str
     exact: object = None
+    number: object = None
 
 
 PYTHON_DTYPES = {kind: dtype for dtype, kind in WEAK_DTYPES.items()}
@@ -80,32 +84,13 @@ def make_either(value, either: Either):
     return value
 
 
-class Kinds(Either):
-    """What a value that is of one kind or another by a traced condition stands for, where
-    one value serves both paths (`m = 0.0`, `if x[0] > 0: m = x[0]`, x float64: np.float64
-    holds 0.0, and arithmetic on either gives the same): no either-value, computed as it is,
-    but `isinstance` and `type` of it answer only where the two kinds answer alike
-    (tracing/type_checks.py). `exact` is None."""
-
-    __slots__ = ()
-
-
-def make_kinds(value, kinds: Kinds):
-    """Mark the traced 0-d `value` as of one of two `kinds` (see Kinds); returns it."""
-    make_either(value, kinds)
-    return value
-
-
 def either_of(value) -> Either | None:
     """The `Either` of an either-value, else None."""
-    either = kinds_of(value)
-    return None if isinstance(either, Kinds) else either
-
-
-def kinds_of(value) -> Either | None:
-    """The kinds (an `Either` or `Kinds`) of a value of one kind or another by a traced
-    condition, else None."""
     return getattr(value, "_either", None) if hasattr(type(value), "_either") else None
+
+
+# (the kinds of a value of one kind or another by a traced condition: its Either)
+kinds_of = either_of
 
 
 def holding_dtype(first, second) -> np.dtype | None:
@@ -117,7 +102,7 @@ def holding_dtype(first, second) -> np.dtype | None:
         else None
 
 
-def either_value(exact, first, second, flag, where: str):
+def either_value(exact, first, second, flag, where: str, number=None):
     """The either-value of kinds `first` and `second` (by `flag`) whose value in a dtype that
     holds both exactly is `exact`. What it is elsewhere than in a ufunc or operator (a NumPy
     function, a method, a result, a derivative's seed) is in the NumPy scalar's dtype where
@@ -132,7 +117,7 @@ def either_value(exact, first, second, flag, where: str):
         shown = exact.dtype
     value = exact if shown == exact.dtype else astype(exact, shown)
     return make_either(value, Either(first, second, flag, where,
-                                     None if value is exact else exact))
+                                     None if value is exact else exact, number))
 
 
 def exact_of(value):
@@ -174,7 +159,31 @@ def _on_each_path(compute, inputs: tuple, what: str):
     value = exact_of(inputs[position])
     results = [compute(*inputs[:position], _as_kind(value, kind), *inputs[position + 1:])
                for kind in (either.first, either.second)]  # (exact: it is one on that path)
+    for kind, result in zip((either.first, either.second), results):
+        if kind is int:
+            _refuse_int_out_of_range(either, result, what)
     return choose(either, *results, what=what)
+
+
+def _refuse_int_out_of_range(either: Either, result, what: str) -> None:
+    """Refuse where `result`, of the path where the either-value is a Python int, has an
+    integer dtype narrower than int64 that the int was cast to (`3 * a` of an int8 a), and the
+    int is not known while tracing to fit it: NumPy raises OverflowError for an int out of its
+    range (300 * a), which the graph would wrap around instead."""
+    for leaf in result if isinstance(result, tuple) else (result,):
+        dtype = np.dtype(getattr(leaf, "dtype", np.result_type(leaf)))
+        if dtype.kind not in "iu" or dtype == np.int64 or isinstance(either.number, int) and (
+                np.iinfo(dtype).min <= either.number <= np.iinfo(dtype).max):
+            continue
+        scalar = _dtype_name(either.first, either.second)
+        raise UntraceableError(
+            f"{either.where}\n  leaves this variable a Python int on one path and a NumPy "
+            f"{scalar} value on the other, and {what} of it casts " + (
+                f"a traced int to {dtype}, which a graph cannot check it fits"
+                if either.number is None else
+                f"the int {either.number!r} to {dtype}, which does not hold it") +
+            f" (NumPy raises OverflowError for an int out of its range): give the variable one "
+            f"type on every path (write np.{scalar}(...) of the Python int set on one of them)")
 
 
 def _as_kind(value, kind):
@@ -186,7 +195,8 @@ def _as_kind(value, kind):
 def choose(either: Either, first, second, what: str):
     """`first` where `either.flag`, else `second`: one value of one kind, an either-value
     where they are of two kinds. Refused where NumPy would give them more kinds, or kinds no
-    dtype holds both of."""
+    dtype holds both of, or two NumPy kinds (a float32 and a float16 scalar): what is not
+    computed as on each path, a NumPy function or a result, would have one of them only."""
     if isinstance(first, tuple):
         return tuple(choose(either, *pair, what=what) for pair in zip(first, second))
     paths = [_paths(first), _paths(second)]
@@ -195,7 +205,8 @@ def choose(either: Either, first, second, what: str):
         if not any(same_kind(kind, known) for known in kinds):
             kinds.append(kind)
     holding = holding_dtype(*kinds) if len(kinds) == 2 else None
-    if len(kinds) > 2 or len(kinds) == 2 and (holding is None or np.ndim(first) != 0):
+    if len(kinds) > 2 or len(kinds) == 2 and (holding is None or np.ndim(first) != 0 or not any(
+            isinstance(kind, type) for kind in kinds)):
         raise UntraceableError(
             f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
             f"{_kind_name(either.second)} on the other, and {what} of it gives "
