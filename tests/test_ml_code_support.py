@@ -324,6 +324,25 @@ def test_the_operator_modules_in_place_functions_are_refused_at_the_users_line(
     np.testing.assert_allclose(autotrace.function(f)(x), f(x), rtol=1e-12)
 
 
+def reduce_by_an_operator_given(x, op):
+    a = x * 1.0
+    s = functools.reduce(op, [a, x])
+    return np.sum(s * a)  # a is s: NumPy's op changed it in place
+
+
+def test_an_in_place_operator_handed_in_is_refused_where_the_call_runs():
+    x = np.array([0.3, 0.7, -1.1])
+    for run in (lambda: autotrace.grad(reduce_by_an_operator_given)(x, operator.imul),
+                lambda: autotrace.jvp(reduce_by_an_operator_given, (x, operator.imul),
+                                      (np.ones(3), None))):
+        with pytest.raises(autotrace.TransformError) as refused:
+            run()
+        assert str(refused.value).startswith(
+            "operator.imul changes its first argument in place where that is an array (it "
+            "runs a *= b), and autotrace does not follow that write through operator.imul")
+    np.testing.assert_allclose(reduce_by_an_operator_given(x, operator.imul), np.sum(x ** 4))
+
+
 def einsum_of_two(A, B):
     return np.sum(np.einsum(A, [0, 1], B, [1, 2], [0, 2]) ** 2)
 

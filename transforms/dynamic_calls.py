@@ -32,7 +32,7 @@ from .front.custom_gradients import custom_caller
 from .errors import TransformError
 from .reverse.built_objects_and_super import as_function
 from .front.partials import partial_caller
-from .front.python_versions import python_version
+from .front.python_versions import in_place_refusal, python_version
 from .front.varargs import for_call
 from .analysis.live_names import is_current, transform_lock
 from .analysis.random_draws import refuse_draws_in
@@ -143,6 +143,9 @@ def unbind_method(func, args, wrt: WithRespectTo):
     elif isinstance(func, functools.partial):  # its function, with the bound arguments
         func = partial_caller(func)
     func = python_version(func)  # functools.reduce: its Python version, which is derived
+    if in_place_refusal(func) is not None:  # (operator.imul handed to functools.reduce)
+        raise TransformError(in_place_refusal(func) + _calling_line(),
+                             construct="in-place operator")
     if is_namedtuple_replace(func):  # derived as autotrace's twin of it, its object first
         return replace_namedtuple_call, (func.__self__,) + tuple(args), wrt.past_self()
     if inspect.ismethod(func):

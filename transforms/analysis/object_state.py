@@ -38,6 +38,7 @@ from .argument_writes import (CONTAINER_WRITES, arguments_read_after, parameter_
 from ..errors import TransformError
 from ..codegen.naming import walk_scope
 from ..front.parsing import MISSING, parse_function, resolve
+from ..front.python_versions import in_place_refusal
 from ..rules.core import constant
 from ..codegen.nodes import nodes_of, walk
 from ..codegen.codegen import to_source
@@ -59,6 +60,8 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
     alias of heapq.heappush, functools.partial(list.append, out)) does out of sight;
     read_after: the arguments whose memory the caller reads after the call (positions and
     keywords: argument_writes.arguments_read_after), which the callee may not write into."""
+    if in_place_refusal(callee) is not None:  # (operator.imul given as an argument)
+        raise TransformError(in_place_refusal(callee), filename, line, "in-place operator")
     if unread and has_unseen_effect(callee, varied):
         raise TransformError(UNKNOWN_EFFECT.format(what=callable_name(callee), why=UNREAD,
                                                     followed=FOLLOWED),

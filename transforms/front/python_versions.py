@@ -99,17 +99,23 @@ def check_in_place_operators(body, location, namespace: dict) -> None:
     for node in (node for statement in body for node in walk(statement)
                  if isinstance(node, (gast.Name, gast.Attribute))
                  and isinstance(node.ctx, gast.Load)):
-        value = resolve(node, namespace)
-        try:
-            symbol = IN_PLACE_OPERATORS.get(value)
-        except TypeError:  # unhashable values
-            continue
-        if symbol is None:
-            continue
-        name = f"operator.{value.__name__}"
-        raise location.error(
-            node, f"{name} changes its first argument in place where that is an array (it "
-            f"runs a {symbol} b), and autotrace does not follow that write through {name}, "
-            f"called or handed to another function (functools.reduce); write the augmented "
+        reason = in_place_refusal(resolve(node, namespace))
+        if reason is not None:
+            raise location.error(node, reason, f"operator.{resolve(node, namespace).__name__}")
+
+
+def in_place_refusal(value) -> str | None:
+    """Why `value` is refused where it is one of the operator module's in-place functions
+    (also where a call resolves it only when it runs: analysis/object_state.py); else None."""
+    try:
+        symbol = IN_PLACE_OPERATORS.get(value)
+    except TypeError:  # unhashable values
+        return None
+    if symbol is None:
+        return None
+    name = f"operator.{value.__name__}"
+    return (f"{name} changes its first argument in place where that is an array (it runs a "
+            f"{symbol} b), and autotrace does not follow that write through {name}, called "
+            f"or handed to another function (functools.reduce); write the augmented "
             f"assignment instead: a {symbol} x for {name}(a, x), a loop of them for "
-            f"functools.reduce", name)
+            f"functools.reduce")
