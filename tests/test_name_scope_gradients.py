@@ -367,7 +367,8 @@ def test_control_flow_conversion_keeps_the_with_and_converts_its_block_once(monk
     assert traced(X) == pytest.approx(np.sum(np.tanh(X) * 2.0))
     converted = capsys.readouterr().out.splitlines()
     assert converted[3:5] == [
-        "    with _autotrace_converted(autotrace.name_scope)('layer1'):",
+        "    with _autotrace_unsuppressing(_autotrace_converted(autotrace.name_scope)"
+        "('layer1')):",
         "        h = _autotrace_converted(np.tanh)(x)"]
     assert scopes_of(traced.graph(X, optimized=False))[:2] == [("tanh", "layer1"),
                                                                ("reduce_sum", "layer1")]

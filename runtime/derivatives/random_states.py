@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import functools
 import random
+import sys
 import types
 from contextlib import contextmanager
 
@@ -181,8 +182,9 @@ class _Finder:
         attributes = getattr(value, "__dict__", None)
         slots = [name for klass in kind.__mro__ for name in getattr(klass, "__slots__", ())]
         if attributes is None and not slots:
-            if kind.__module__.split(".")[0] not in ("numpy", "builtins"):
-                self.sure = False  # (it may hold a source that cannot be read)
+            # (one of C code may hold a source that cannot be read: itertools.repeat(rng))
+            if kind.__module__.split(".")[0] not in ("numpy", "builtins", "_thread", "autotrace"):
+                self.sure = False
             return
         if not _known(kind.__module__):
             self.visit(kind)
@@ -215,4 +217,7 @@ def _names_of(code, names: set) -> None:
 
 
 def _known(module: str) -> bool:
-    return any(module == known or module.startswith(known + ".") for known in KNOWN_MODULES)
+    """Whether `module` draws from the global states alone or draws nothing: NumPy's and
+    autotrace's, and Python's standard library (`re`, `enum`: walking them finds nothing)."""
+    return module.split(".")[0] in sys.stdlib_module_names or any(
+        module == known or module.startswith(known + ".") for known in KNOWN_MODULES)

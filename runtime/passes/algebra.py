@@ -140,6 +140,12 @@ class AlgebraicSimplification:
             candidate = inputs[0]
             if candidate.aval.shape != output.aval.shape:
                 return equation.replace(inputs=inputs) if inputs is not equation.inputs else None
+        elif name == "astype" and source_name == "astype" and isinstance(
+                source.inputs[0], Var) and np.can_cast(source.inputs[0].aval.dtype,
+                                                       source.outputs[0].aval.dtype, "safe"):
+            # (a value widened exactly and cast back: the value itself, as an either-value's
+            # number path gives a float32 value it carries, weak_scalars.py)
+            candidate = source.inputs[0]
         else:
             candidate = _neutral_operand(equation)
         if isinstance(candidate, (Var, Constant)) and candidate.aval == output.aval:

@@ -181,34 +181,6 @@ def python_test(value, *, where: str, reason: str, iterable: bool = False):
     return value
 
 
-# Handlers a try statement around traced values keeps: errors of Python's types and names,
-# which only tracing raises (`float(None)`, `cfg["n"]`), where the handler catches them as
-# Python's would; and FloatingPointError, which NumPy raises only under np.errstate(...=
-# "raise"): there a graph raises it from the call, uncaught (docs/limitations.md). Tracing's
-# own errors of those types (a TracerConversionError is a TypeError) are not caught: every
-# handler of converted code re-raises them first (tracing_error_caught).
-KEPT_HANDLERS = (TypeError, KeyError, AttributeError, NameError, ImportError,
-                 FloatingPointError)
-
-
-def refuse_traced_try(where: str, names: tuple, variables: dict, caught) -> None:
-    """Before a `try` statement of converted code: refused where the variables of `names`
-    (those its body reads) hold traced values and a handler catches an error a graph can
-    raise when it runs (`caught()`: the handlers' classes, None for a bare `except`). The
-    body's ops run when the graph runs, where no handler can catch what they raise (a
-    singular matrix); a body of Python values alone, run while tracing, is Python's, and so
-    are handlers of KEPT_HANDLERS alone."""
-    traced = next((name for name in names if holds_traced(variables.get(name))), None)
-    if traced is None or _kept_handlers_only(caught()):
-        return
-    raise _error(where, f"this try statement's body computes with the traced value "
-                        f"{traced!r}: the graph runs its ops when it is called, where no "
-                        f"handler can catch what they raise. Move the error handling outside "
-                        f"the traced function, or test the values first (np.where, a traced "
-                        f"if). Handlers of TypeError, KeyError, AttributeError, NameError, "
-                        f"ImportError or FloatingPointError alone are kept")
-
-
 def tracing_error_caught() -> bool:
     """Whether the error a handler of converted code is handling is tracing's own
     (runtime/errors.py: a traced value asked for its Python value, an ndarray attribute it
@@ -239,17 +211,11 @@ class _Unsuppressing:
         return bool(suppressed) and not raised_by_tracing(error)
 
 
-def _kept_handlers_only(caught) -> bool:
-    if isinstance(caught, tuple):
-        return all(_kept_handlers_only(each) for each in caught)
-    return isinstance(caught, type) and issubclass(caught, KEPT_HANDLERS)
-
-
 # What converted code calls, by the names transforms/control_flow/control_flow.py gives them.
 HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "if_exp": if_exp,
            "and_": and_, "or_": or_, "not_": not_, "range_": range_, "Undefined": Undefined,
            "set_item": set_item, "in_place_target": in_place_target,
-           "python_test": python_test, "refuse_traced_try": refuse_traced_try,
+           "python_test": python_test,
            "tracing_error_caught": tracing_error_caught, "unsuppressing": unsuppressing,
            "SavedValues": SavedValues,
            "checked_out": checked_out, "checked_out_item": checked_out_item,

@@ -80,6 +80,10 @@ def either_join(results: dict, where: str):
     first = kinds[0]
     number = _known_number(results.values())
 
+    scalar = next(kind for kind in kinds if not isinstance(kind, type))
+    if all(_holds(scalar, value) for value in results.values()):
+        holding = scalar  # (`total = 0.0` and a float32: carried in float32, which holds both)
+
     def fix(value):  # (in the branch's trace: its flag is of that trace)
         return as_dtype(exact_of(value), holding), _is_kind(_paths(value), first)
     return ({side: fix for side in results},
@@ -123,7 +127,10 @@ def _holds(dtype, value) -> bool:
                 return np.asarray(value).astype(dtype).item() == value
             except (OverflowError, TypeError, ValueError):
                 return False
-    return either_of(value) is None and _same_kind(kind_of(value), dtype)
+    either = either_of(value)
+    if either is not None:  # (held in its own dtype where that holds both its paths)
+        return either.exact is None and np.dtype(value.dtype) == np.dtype(dtype)
+    return _same_kind(kind_of(value), dtype)
 
 
 def loop_start(number, dtype, where: str, variable: str, statement: str, may_run_none=True):

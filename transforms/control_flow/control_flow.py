@@ -60,7 +60,7 @@ from ..analysis.argument_writes import (base_name, operator_text, outside_write_
                                         statement_text, write_text)
 from ..codegen.codegen import to_source
 from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
-from .handled_errors import reraise_tracing_errors, try_check, unsuppressing_items
+from .handled_errors import reraise_tracing_errors, unsuppressing_items
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
                                      assigned_names, loaded_names, names_calls_write)
 from ..front.exits import GUARDS_AFTER_JUMP, exits_to_flags, single_return
@@ -193,7 +193,7 @@ class ControlFlowConverter:
                 unsuppressing_items(node)
             for handler in getattr(node, "handlers", ()):
                 handler.type = handler.type and self.expressions(handler.type)
-            return self._try_check(node) + [node]
+            return self._handlers_reraise(node) + [node]
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             checks = self._outside_write_checks(node) + self._in_place_target(node)
             node = _subscript_assignment(node, self.local,
@@ -500,13 +500,12 @@ class ControlFlowConverter:
                 f"converted to a {graph} when {traced} traced; compute the value with "
                 f"autotrace.cond or np.where instead")
 
-    def _try_check(self, node) -> list:
-        """Before a try statement with handlers, the check handled_errors.py describes; its
-        handlers re-raise tracing's errors first."""
-        if not isinstance(node, gast.Try) or not node.handlers:
-            return []
-        reraise_tracing_errors(node)
-        return [_locate(try_check(node, self._where(node, "try:")), node)]
+    @staticmethod
+    def _handlers_reraise(node) -> list:
+        """A try statement's handlers re-raise tracing's errors first (handled_errors.py)."""
+        if isinstance(node, gast.Try):
+            reraise_tracing_errors(node)
+        return []
 
     def _python_test(self, node, header: str, test, reason: str, iterable: bool = False):
         """`python_test(test, ...)`: the test (or iterable) of a statement left as Python code,

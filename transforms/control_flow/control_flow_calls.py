@@ -22,7 +22,7 @@ from ..codegen.templates import name
 # The runtime helpers converted code calls, each bound to `_autotrace_<name>`.
 HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "not_",
                 "range_", "Undefined", "converted", "set_item", "in_place_target",
-                "python_test", "refuse_traced_try", "tracing_error_caught", "unsuppressing",
+                "python_test", "tracing_error_caught", "unsuppressing",
                 "SavedValues",
                 "checked_out", "checked_out_item", "refuse_outside_write", "indexable",
                 "refuse_traced_writes", "diagonal_index", "diagonal_values")
