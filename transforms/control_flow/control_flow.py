@@ -193,7 +193,9 @@ class ControlFlowConverter:
                 unsuppressing_items(node)
             for handler in getattr(node, "handlers", ()):
                 handler.type = handler.type and self.expressions(handler.type)
-            return self._handlers_reraise(node) + [node]
+            if isinstance(node, gast.Try):
+                reraise_tracing_errors(node)  # (handled_errors.py)
+            return [node]
         if isinstance(node, (gast.Assign, gast.AugAssign)):
             checks = self._outside_write_checks(node) + self._in_place_target(node)
             node = _subscript_assignment(node, self.local,
@@ -499,13 +501,6 @@ class ControlFlowConverter:
         return (f"this {statement} holds a return, break, continue or yield that cannot be "
                 f"converted to a {graph} when {traced} traced; compute the value with "
                 f"autotrace.cond or np.where instead")
-
-    @staticmethod
-    def _handlers_reraise(node) -> list:
-        """A try statement's handlers re-raise tracing's errors first (handled_errors.py)."""
-        if isinstance(node, gast.Try):
-            reraise_tracing_errors(node)
-        return []
 
     def _python_test(self, node, header: str, test, reason: str, iterable: bool = False):
         """`python_test(test, ...)`: the test (or iterable) of a statement left as Python code,
