@@ -36,9 +36,9 @@ FRESH_SOURCES = frozenset({
     "default_rng", "RandomState", "Generator", "SeedSequence", "BitGenerator", "PCG64",
     "PCG64DXSM", "MT19937", "Philox", "SFC64", "Random", "SystemRandom", "urandom",
     "token_bytes", "token_hex", "secrets", "uuid4"})
-# Modules whose functions draw from the global states alone (or draw nothing).
-KNOWN_MODULES = ("numpy", "random", "math", "cmath", "builtins", "functools", "itertools",
-                 "operator", "collections", "autotrace")
+# Modules whose functions draw from the global states alone (or draw nothing), beside
+# Python's standard library (`_known`).
+KNOWN_MODULES = ("numpy", "autotrace")
 PLAIN_VALUES = (bool, int, float, complex, str, bytes, type(None), np.ndarray, np.generic,
                 np.dtype, np.ufunc, type(Ellipsis), slice, range)
 # The objects that hold a random state (a Generator's is its BitGenerator's).
