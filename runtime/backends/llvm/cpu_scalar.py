@@ -140,7 +140,7 @@ def compile_scalar_graph(graph: Graph, fallback: Callable | None = None,
         return None
     # Named by its content, so that the same graph is the same IR text in every process, and the
     # disk cache of object code finds it.
-    written = scalar_kernel_ir(graph, "autotrace_scalar", roll, signal=fallback is not None)
+    written = _kernel_ir(graph, "autotrace_scalar", roll, signal=fallback is not None)
     if written is None:
         return None
     ir, parameters = written
@@ -189,7 +189,11 @@ def scalar_kernel_ir(graph: Graph, name: str, roll: bool,
     among the graph's inputs, LLVM type) of each scalar input. Rolled where `roll` and the
     tapes fit on the stack. None where more than MAX_STRAIGHT_LINE equations would be
     straight-line code, which LLVM compiles in more time than Python floats take to run."""
-    graph, _ = _copies_taken_out(graph)
+    return _kernel_ir(_copies_taken_out(graph)[0], name, roll, signal)
+
+
+def _kernel_ir(graph: Graph, name: str, roll: bool, signal: bool) -> tuple[str, list] | None:
+    """scalar_kernel_ir of a graph whose copies of scalars are taken out already."""
     loops = []
     if roll:
         loops = find_loops(graph, taped_ok=lambda var: scalar_type(var.aval) in FLOATS)
