@@ -317,48 +317,47 @@ def test_a_call_that_changes_an_attribute_to_a_value_with_gradient_is_refused(
             error.message
 
 
+def _effect_followed_in_every_mode(function, reset, written, slope):
+    """`function`'s gradient in every mode, against central differences of it from the
+    state `reset()` makes (`slope` everywhere); `written()`: the state after a derivative of a
+    derivative, which must have written it once."""
+    def fresh(x):
+        reset()
+        return function(x)
+    expected = central_difference(fresh, X)
+    np.testing.assert_allclose(expected, np.full_like(X, slope), rtol=1e-7)
+    modes = every_mode(function, X)
+    for mode in ("grad", "traced grad"):
+        np.testing.assert_allclose(modes[mode](), expected, rtol=1e-7)
+    np.testing.assert_allclose(modes["value_and_grad"]()[1], expected, rtol=1e-7)
+    np.testing.assert_allclose(modes["vjp"]()[0], expected, rtol=1e-7)
+    for mode in ("forward", "jvp"):
+        assert modes[mode]()[1] == pytest.approx(np.sum(expected), rel=1e-7)
+    reset()
+    np.testing.assert_allclose(modes["grad of grad"](), np.zeros_like(X), atol=1e-12)
+    np.testing.assert_allclose(written(), slope * X, rtol=1e-12)
+
+
 def test_a_method_called_for_its_effect_on_a_global_object_is_followed():
     # The object carries gradient (the method writes its argument into it): the call is
     # differentiated with respect to it, and the caller's read of what it wrote passes its
     # gradient back through the write, in every mode. A derivative of a derivative runs the
     # call first as a derivative, noting its write, and again from the state before it: the
     # total moves once.
-    def fresh(x):
+    def reset():
         GLOBAL_ACCUMULATOR.total = 0.0
-        return on_a_global_object(x)
-    expected = central_difference(fresh, X)
-    np.testing.assert_allclose(expected, np.full_like(X, 2.0), rtol=1e-7)
-    modes = every_mode(on_a_global_object, X)
-    for mode in ("grad", "traced grad"):
-        np.testing.assert_allclose(modes[mode](), expected, rtol=1e-7)
-    np.testing.assert_allclose(modes["value_and_grad"]()[1], expected, rtol=1e-7)
-    np.testing.assert_allclose(modes["vjp"]()[0], expected, rtol=1e-7)
-    for mode in ("forward", "jvp"):
-        assert modes[mode]()[1] == pytest.approx(np.sum(expected), rel=1e-7)
-    GLOBAL_ACCUMULATOR.total = 0.0
-    np.testing.assert_allclose(modes["grad of grad"](), np.zeros_like(X), atol=1e-12)
-    np.testing.assert_allclose(GLOBAL_ACCUMULATOR.total, 2.0 * X, rtol=1e-12)
+    _effect_followed_in_every_mode(on_a_global_object, reset,
+                                   lambda: GLOBAL_ACCUMULATOR.total, 2.0)
 
 
 def test_a_global_callable_object_called_for_its_effect_is_followed():
     # `GLOBAL_RUNNING(x)` runs Running.__call__ as `GLOBAL_RUNNING.__call__(x)` would: the
     # object carries gradient, and the caller's read of what the call wrote passes its gradient
     # back through the write, as for a method of a global object called by name (above).
-    def fresh(x):
+    def reset():
         GLOBAL_RUNNING.mean = 0.0
-        return global_callable_object(x)
-    expected = central_difference(fresh, X)
-    np.testing.assert_allclose(expected, np.full_like(X, 0.1), rtol=1e-7)
-    modes = every_mode(global_callable_object, X)
-    for mode in ("grad", "traced grad"):
-        np.testing.assert_allclose(modes[mode](), expected, rtol=1e-7)
-    np.testing.assert_allclose(modes["value_and_grad"]()[1], expected, rtol=1e-7)
-    np.testing.assert_allclose(modes["vjp"]()[0], expected, rtol=1e-7)
-    for mode in ("forward", "jvp"):
-        assert modes[mode]()[1] == pytest.approx(np.sum(expected), rel=1e-7)
-    GLOBAL_RUNNING.mean = 0.0
-    np.testing.assert_allclose(modes["grad of grad"](), np.zeros_like(X), atol=1e-12)
-    np.testing.assert_allclose(GLOBAL_RUNNING.mean, 0.1 * X, rtol=1e-12)  # written once
+    _effect_followed_in_every_mode(global_callable_object, reset,
+                                   lambda: GLOBAL_RUNNING.mean, 0.1)
 
 
 def test_an_object_passed_in_changed_by_its_method_is_refused():
