@@ -7,14 +7,12 @@ import collections
 import dataclasses
 import inspect
 import os
-import re
 
 import numpy as np
 import pytest
 
 import autotrace
 from autotrace import TransformError, d
-from autotrace.runtime.derivatives.objects import StateWriteError
 from tests.numeric import central_difference, check_every_mode
 
 THIS_FILE = os.path.abspath(__file__)
