@@ -6,6 +6,12 @@ input). Each is one traced, batched graph per signature. `jacobian` takes more (
 outputs, names of arguments, keyword arguments, has_aux, values traced by autotrace.function)
 and runs the same batched call where it can (`_BatchedDerivative`), else the generated code
 once per row or column; `hessian` is its forward-mode Jacobian of the gradient.
+
+A function that draws random numbers (a dropout mask from np.random.rand, random.random(), a
+Generator it reaches) has the Jacobian of its one set of draws: each run after the first, of
+a row, a column or a batch of them, starts from the random states noted before the first
+(runtime/derivatives/random_states.py), and afterwards the states are where one run leaves
+them, as grad leaves them.
 """
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ from autotrace.api import grad
 from autotrace.batching import vmap
 from autotrace.operators import (as_run_now, forward, reverse, reverse_with_aux,
                                  value_and_aux)
+from autotrace.runtime.derivatives.random_states import (RandomStates, random_states,
+                                                       same_draws, same_value)
 from autotrace.runtime.derivatives.real_only import is_complex
 from autotrace.runtime.derivatives.structure import as_registered_types
 from autotrace.runtime.containers import (field_names, is_dataclass_instance, new_dataclass,
@@ -28,7 +36,9 @@ from autotrace.runtime.pytrees import node_of, registered, tree_flatten
 from autotrace.runtime.state import current_scope
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.transforms.codegen.naming import python_name
+from autotrace.transforms.analysis.calls import describe
 from autotrace.transforms.derivative_record import derivative_record
+from autotrace.transforms.errors import TransformError
 from autotrace.transforms.rules.core import constant
 from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
@@ -47,6 +57,55 @@ def _array_output(value, f: Callable, caller: str):
                         f"{type(value).__name__}: it takes functions of one array result; use "
                         f"autotrace.jacobian for others")
     return value
+
+
+def _states_before(f: Callable, args: tuple, kwargs: dict) -> RandomStates:
+    """The random states a call of f (and of the functions it derives, for a derivative's)
+    can draw from, as they are now."""
+    functions, record = [f], derivative_record(f)
+    while record is not None and record.primal is not None and len(functions) < 8:
+        functions.append(record.primal)
+        record = derivative_record(record.primal)
+    return random_states(tuple(functions), args, kwargs)
+
+
+def _user_function(f: Callable):
+    """The user's function f derives (f itself where it is the user's)."""
+    record = derivative_record(f)
+    while record is not None and record.primal is not None:
+        f, record = record.primal, derivative_record(record.primal)
+    return f
+
+
+def _same_draws_each_run(derivative: Callable, f: Callable, states: RandomStates) -> Callable:
+    """`derivative`, a Jacobian's derivative code that returns (value, ...), to be run once a
+    row or column: each run after the first starts from `states`, those before the first,
+    so that it draws the numbers the first drew, and leaves the states as the first left
+    them. Where those may not be all f draws from (`states.sure`), a run whose value is not
+    the first's is refused: the Jacobian would mix the derivatives of other draws."""
+    first: list = []
+
+    def run(*args, **kwargs):
+        if not first:
+            result = derivative(*args, **kwargs)
+            first.append(result[0])
+            return result
+        with same_draws(states):
+            result = derivative(*args, **kwargs)
+        if not states.sure and not same_value(first[0], result[0]):
+            user = _user_function(f)
+            code = getattr(user, "__code__", None)
+            place = "" if code is None else f'File "{code.co_filename}", line ' \
+                f"{code.co_firstlineno}: "
+            raise TransformError(
+                f"{place}the Jacobian (or Hessian) of {describe(user)} runs it once a row or "
+                "column, and it gave another value in a later run: it draws random numbers "
+                "from a source autotrace cannot set back (a generator made in the call, or "
+                "held where autotrace cannot see it), and the Jacobian would mix the "
+                "derivatives of other draws; draw the numbers outside the function and pass "
+                "them in")
+        return result
+    return run
 
 
 @functools.lru_cache(maxsize=32)
@@ -86,7 +145,9 @@ def _output_of(f, args: tuple, kwargs: dict, outputs: dict) -> tuple:
     key = None if traced else signature_of(args, kwargs)
     shape_and_dtype = outputs.get(key) if key is not None else None
     if shape_and_dtype is None:  # (traced: run as converted for tracing, its `if`s traced)
-        output = _array_output(as_run_now(f)(*args, **kwargs), f, "jacrev")
+        # (its draws drawn again by the batched rows, which then draw the same numbers)
+        with same_draws(_states_before(f, args, kwargs)):
+            output = _array_output(as_run_now(f)(*args, **kwargs), f, "jacrev")
         shape_and_dtype = np.shape(output), _float_dtype(output)
         if key is not None:
             outputs[key] = shape_and_dtype
@@ -119,7 +180,8 @@ def _two_seeds_a_row(dtype, x) -> bool:
 # A Jacobian differentiated again (jacfwd(jacrev(f))) differentiates the source of jacrev's
 # and jacfwd's functions: what they read of the shapes, and the vmaps they keep, carry no
 # gradient.
-constant(_array_point, _basis, _float_dtype, _output_of, _over_basis, _two_seeds_a_row)
+constant(_array_point, _basis, _float_dtype, _output_of, _over_basis, _two_seeds_a_row,
+         _states_before)
 
 
 def jacrev(f: Callable, wrt: int = 0) -> Callable:
@@ -240,7 +302,8 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
     seed_keyword = derivative_record(generated).seed
 
     def jacobian_fn(*args, **kwargs):
-        derivative = as_run_now(generated)
+        states = _states_before(f, args, kwargs)
+        derivative = _same_draws_each_run(as_run_now(generated), f, states)
         x = WithRespectTo.of(wrt).value_in(f, args, kwargs)
         if isinstance(x, (tuple, list, dict)):
             raise TypeError(
@@ -256,10 +319,12 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
                 value, aux = value
             outputs, unflatten, _ = _flatten(value)
             if not has_aux and not kwargs and batched.serves(value, x):
-                # the gradient of each unit seed, at once
-                rows = batched(_basis(np.shape(value), value.dtype), args)
+                # the gradient of each unit seed, at once (drawing what the value's run drew)
+                with same_draws(states):
+                    rows = batched(_basis(np.shape(value), value.dtype), args)
                 if rows is not None and _two_seeds_a_row(value.dtype, x):
-                    imaginary = batched(-1j * _basis(np.shape(value), value.dtype), args)
+                    with same_draws(states):
+                        imaginary = batched(-1j * _basis(np.shape(value), value.dtype), args)
                     rows = None if imaginary is None else rows + 1j * imaginary
                 if rows is not None:
                     return xp.reshape(_inexact(rows), np.shape(value) + np.shape(x))
