@@ -199,3 +199,152 @@ def test_a_generator_seeded_in_the_call_draws_the_same_each_run():
     noise = np.random.default_rng(0).normal(size=4)
     np.testing.assert_allclose(autotrace.hessian(seeded_generator)(X), np.diag(6 * X * noise),
                                rtol=1e-12)
+
+
+# A callee handed in as an argument: the derivative of a derivative runs it first (the value,
+# its tangent) and again where it needs its gradient, which drew other numbers there.
+W = np.array([0.5, -0.3, 0.8, 0.2])
+POINTS = np.array([1.0, 2.0, -0.5, 1.5])
+
+
+def smooth_numpy(w):
+    return np.sum(np.sin(w * POINTS + np.random.normal(size=4)))
+
+
+def smooth_python(w):
+    return np.sum(np.sin(w * POINTS + random.random()))
+
+
+def smooth_global_generator(w):
+    return np.sum(np.sin(w * POINTS + GLOBAL_RNG.normal(size=4)))
+
+
+def with_closure_generator(seed):
+    rng = np.random.default_rng(seed)
+
+    def smooth_closure(w):
+        return np.sum(np.sin(w * POINTS * rng.uniform(size=4)))
+    return smooth_closure
+
+
+smooth_closure = with_closure_generator(11)
+
+
+def reseed_closure():
+    reseed()
+    smooth_closure.__closure__[0].cell_contents.bit_generator.state = \
+        np.random.default_rng(11).bit_generator.state
+
+
+def calls_it(w, callee):
+    return callee(w) * 2.0
+
+
+def calls_it_with(w, callee, rng):
+    return np.sum(np.sin(callee(w, rng))) * 2.0
+
+
+def shifted(w, rng):
+    return w * POINTS + rng.normal(size=4)
+
+
+CALLEES = {"np.random.normal": (smooth_numpy, reseed),
+           "random.random": (smooth_python, reseed),
+           "a global Generator": (smooth_global_generator, reseed),
+           "a Generator in the closure": (smooth_closure, reseed_closure)}
+
+
+def gradient_along(w, callee):
+    return np.sum(autotrace.grad(calls_it)(w, callee) * DIRECTION)
+
+
+HESSIAN_VECTOR = {
+    "forward(grad)": lambda callee: autotrace.forward(autotrace.grad(calls_it))(
+        W, callee, tangent=DIRECTION)[1],
+    "jvp(grad)": lambda callee: autotrace.jvp(
+        lambda w: autotrace.grad(calls_it)(w, callee), (W,), (DIRECTION,))[1],
+    "hvp": lambda callee: autotrace.hvp(calls_it)(W, callee, DIRECTION),
+    "grad(grad . v)": lambda callee: autotrace.grad(gradient_along)(W, callee),
+    "hessian": lambda callee: autotrace.hessian(calls_it)(W, callee) @ DIRECTION,
+    "jacfwd(grad)": lambda callee: autotrace.jacfwd(autotrace.grad(calls_it))(
+        W, callee) @ DIRECTION,
+}
+
+
+@pytest.mark.parametrize("mode", list(HESSIAN_VECTOR))
+@pytest.mark.parametrize("draw", list(CALLEES))
+def test_a_callee_handed_in_draws_once_for_a_second_derivative(draw, mode):
+    callee, reseed_it = CALLEES[draw]
+
+    def gradient(w):
+        reseed_it()
+        return autotrace.grad(calls_it)(w, callee)
+    expected = np.zeros_like(W)
+    for index in range(W.size):
+        step = np.zeros_like(W)
+        step[index] = EPS
+        expected += (gradient(W + step) - gradient(W - step)) / (2 * EPS) * DIRECTION[index]
+    reseed_it()
+    calls_it(W, callee)
+    after = states_now()
+    reseed_it()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FrozenRandomWarning)
+        product = HESSIAN_VECTOR[mode](callee)
+    np.testing.assert_allclose(product, expected, rtol=1e-5, atol=1e-6)
+    assert_states(after)
+
+
+def test_a_generator_handed_to_the_callee_draws_once():
+    # (by hand: 2 sum(sin(w x + n)), its Hessian -2 sin(w x + n) x ** 2 on the diagonal)
+    noise = np.random.default_rng(4).normal(size=4)
+    expected = -2 * np.sin(W * POINTS + noise) * POINTS ** 2 * DIRECTION
+    rng = np.random.default_rng(4)
+    product = autotrace.forward(autotrace.grad(calls_it_with))(W, shifted, rng,
+                                                               tangent=DIRECTION)[1]
+    np.testing.assert_allclose(product, expected, rtol=1e-10)
+    after_one = np.random.default_rng(4)
+    after_one.normal(size=4)
+    assert rng.bit_generator.state == after_one.bit_generator.state
+
+
+class Noisy:
+    def __init__(self):
+        self.rng = np.random.RandomState(3)
+
+    def smooth(self, w):
+        return np.sum(np.sin(w * POINTS * self.rng.rand(4)))
+
+
+NOISY = Noisy()
+
+
+def calls_a_known_function(w):
+    return smooth_python(w) * 2.0  # (random.random: Python's global state)
+
+
+def calls_a_method(w):
+    return NOISY.smooth(w) * 2.0  # (a RandomState the object holds)
+
+
+@pytest.mark.parametrize("function, reseed_it", [
+    (calls_a_known_function, reseed),
+    (calls_a_method, lambda: NOISY.rng.seed(3)),
+], ids=["random.random in a callee", "a RandomState of a method's object"])
+@pytest.mark.parametrize("mode", ["forward(grad)", "hessian"])
+def test_a_known_callee_draws_once_for_a_second_derivative(function, reseed_it, mode):
+    def gradient(w):
+        reseed_it()
+        return autotrace.grad(function)(w)
+    expected = differences(gradient, W) @ DIRECTION
+    reseed_it()
+    function(W)
+    after = (states_now(), NOISY.rng.get_state()[1].copy())
+    reseed_it()
+    if mode == "forward(grad)":
+        product = autotrace.forward(autotrace.grad(function))(W, tangent=DIRECTION)[1]
+    else:
+        product = autotrace.hessian(function)(W) @ DIRECTION
+    np.testing.assert_allclose(product, expected, rtol=1e-5, atol=1e-6)
+    assert_states(after[0])
+    np.testing.assert_array_equal(NOISY.rng.get_state()[1], after[1])

@@ -21,6 +21,13 @@ began: the block changes no state. A slot the block writes that the log never no
 written by code that wrote it plainly, unnoted (the call's first run, where it ran as written):
 the block then saw the state the first run left, so it is refused (`StateWriteError`), as the
 write of a derivative that runs its function twice is where no `state_as_at` is open.
+
+A draw in the call (a dropout mask from np.random.rand, random.random(), a generator the callee
+or its arguments reach) would give other numbers in the recomputation, whose derivative would
+then be that of another draw than the value's. So the log also notes, when it begins, the
+random states the call can draw from (`state_writes_log(random_states(g, (x,)))`: NumPy's and Python's global
+ones and the generators the callee and its arguments named reach; random_states.py), and
+`state_as_at` runs its block from them, putting back afterwards the states they hold then.
 """
 from __future__ import annotations
 
@@ -29,6 +36,7 @@ import weakref
 from contextlib import contextmanager
 
 from .objects import ObjectGradient, StateWriteError, recomputation
+from .random_states import RandomStates, random_states, same_draws
 from .structure import add
 
 _ABSENT = object()  # a slot that held nothing: an attribute or a key not there yet
@@ -39,11 +47,12 @@ class StateLog:
     """The writes noted since it began: (owner, kind, key, what the slot held before, where)
     in order, kind "." for an attribute, "[" for an item, "*" for a container's contents."""
 
-    __slots__ = ("entries", "barrier", "__weakref__")
+    __slots__ = ("entries", "barrier", "draws", "__weakref__")
 
-    def __init__(self, barrier: bool = False):
+    def __init__(self, barrier: bool = False, draws: RandomStates | None = None):
         self.entries: list = []
         self.barrier = barrier  # a recomputation's: the logs begun before it note nothing
+        self.draws = draws  # the random states when it began, for the recomputation
 
     def take_back(self) -> None:
         """Put back what each noted slot held before its first noted write."""
@@ -83,10 +92,11 @@ def innermost_log():
     return None
 
 
-def state_writes_log() -> StateLog:
+def state_writes_log(draws: RandomStates | None = None) -> StateLog:
     """A log of the writes into objects' state from now on, for `state_as_at`; it notes them
-    while generated code holds it."""
-    log = StateLog()
+    while generated code holds it. It holds the random states the call can draw from too,
+    `draws` (random_states.py `random_states`; the global ones where not given)."""
+    log = StateLog(draws=random_states(()) if draws is None else draws)
     _logs.open.append(weakref.ref(log))
     return log
 
@@ -141,7 +151,7 @@ def state_as_at(log: StateLog):
     recomputed = StateLog(barrier=True)
     _logs.open.append(weakref.ref(recomputed))
     try:
-        with recomputation(log):
+        with recomputation(log), same_draws(log.draws):
             yield
         for owner, kind, key, _, where in recomputed.entries:
             # (a tangent's ObjectGradient is written by derivatives alone, always noted: one

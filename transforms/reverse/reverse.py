@@ -267,7 +267,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
     def state_version(self, call, implicit: bool, logged: bool) -> tuple[list, list, list]:
         """(push, statements, pop) before a call run whole, whose derivative recomputes it:
 
-            _written1 = state_writes_log()    the writes into objects' state from here
+            _written1 = state_writes_log(random_states(g, (x,)))
+                                 the writes into objects' state from here, and the
+                                 random states the call g(x) can draw from
             _state1 = state_version()         (implicit mode) the Variables the call sees
 
         The recomputation runs `with state_as_at(_written1):` (and `with
@@ -282,8 +284,16 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
             self.state_versions.setdefault(id(call), []).append((recompute_in, version))
             push, pop = self.assignment_site(version)
             pushes += push
-            statements += replace("version = helper()", version=version,
-                                  helper=self.helper(helper))
+            # (the log notes the random states the callee and the arguments named reach)
+            reached = _names_reached(call) if helper == "state_writes_log" else []
+            if reached:
+                statements += replace(
+                    f"version = helper(random_states({reached[0]}, "
+                    f"({''.join(n + ', ' for n in reached[1:])})))", version=version,
+                    helper=self.helper(helper), random_states=self.helper("random_states"))
+            else:
+                statements += replace("version = helper()", version=version,
+                                      helper=self.helper(helper))
             pops = pop + pops
         return pushes, statements, pops
 
@@ -535,3 +545,19 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
                     item = replace_expression("gradient[key]", gradient=gradient, key=key)
                     out += self.accumulate(element.id, item, state)
         return out
+
+
+def _names_reached(call) -> list:
+    """The names `call` reads its callee from (the object of a method) and the arguments it
+    passes by a name: what a log of the random states the call draws from looks into."""
+    owner = call.func
+    while isinstance(owner, gast.Attribute):
+        owner = owner.value
+    values = [owner, *call.args, *(keyword.value for keyword in call.keywords)]
+    names = []
+    for value in values:
+        if isinstance(value, gast.Starred):
+            value = value.value
+        if isinstance(value, gast.Name) and value.id not in names:
+            names.append(value.id)
+    return names
