@@ -19,6 +19,7 @@ from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, shallow_copy,
                                                NEW_VALUE_METHODS,
                                                VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
                                                numpy_name, python_callee, viewed_arguments)
+from .given_functions import GivenFunctions, as_function
 from ..codegen.naming import SCOPES
 from ..front.parsing import MISSING, parse_function, resolve
 from ..front.function_caches import made_from
@@ -37,7 +38,7 @@ _CONTAINER_MAKERS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, e
                      shallow_copy}
 
 
-class CallSharing:
+class CallSharing(GivenFunctions):
     """Mixed into aliases.Sharing: what calls share (see the module docstring)."""
 
     def call(self, node) -> set:
@@ -55,6 +56,7 @@ class CallSharing:
                 self.write(written, given.get(id(written)) or self.value(written), node, what,
                            in_place=True)
         self.writes_by_callee(node)
+        self.call_of_given_function(node)
         local = self.local_functions.get(func.id) if isinstance(func, gast.Name) else \
             func if isinstance(func, gast.Lambda) else None  # (a function defined here)
         nested = self.nested_writes(func.id) if isinstance(func, gast.Name) else \
@@ -67,7 +69,7 @@ class CallSharing:
                     f"{written!r} in place ({write_text(write)}, line "
                     f"{self.location.line_of(write)})", getattr(func, "id", "the lambda"))
         if local is not None:
-            self.refuse_parameters_written(node, self.local_parameters_written(local), 0,
+            self.refuse_parameters_written(node, self.local_writes(node, local), 0,
                                            getattr(func, "id", "the lambda"))
         numpy = numpy_name(func, self.namespace) if self.is_global(func) else None
         method = isinstance(func, gast.Attribute) and not self.is_global(func)
@@ -232,7 +234,7 @@ class CallSharing:
         if callee is None:
             return
         self.callees.add(callee.__code__)
-        self.refuse_parameters_written(node, self.parameters_written(callee), before,
+        self.refuse_parameters_written(node, self.callee_writes(node, callee, before), before,
                                        callee.__name__)
 
     def local_parameters_written(self, local) -> list:
@@ -350,7 +352,7 @@ class CallSharing:
 
     @classmethod
     def writes_into_parameters(cls, function, location, namespace, checked_at=None,
-                               read=True, enclosing=None) -> dict:
+                               read=True, enclosing=None, given=None, depth=1) -> dict:
         """parameter -> (what, line, surely, items) for each parameter of `function` (a def) whose
         argument it may change in place while the parameter holds it: itself (`x[0] = v`,
         `x /= n`, `x.sort()`: argument_writes.names_written_in_place), through a name sharing
@@ -361,11 +363,14 @@ class CallSharing:
         autotrace's own (a derivative it generated; with `read` False, a helper generated code
         calls), whose writes into its arguments are its sweeps', is read for what its source
         writes itself (`x[0] = v`) alone. A function defined in the function `enclosing` reads
-        (an analysis of it) calls the functions defined beside it as they write."""
+        (an analysis of it) calls the functions defined beside it as they write; a parameter
+        of `given` (parameter -> parameters_written's tuples) stands for a function that
+        writes so (given_functions.py), read `depth` calls deep."""
         found = {parameter: (write_text(write), location.line_of(write), not rebinds(write), 0)
                  for parameter, write in writes_into_arguments(function).items()}
-        reader = cls(function, location, namespace, 1,
+        reader = cls(function, location, namespace, depth,
                      None if enclosing is None else enclosing.returns)
+        reader.given_functions = given or {}
         if enclosing is not None:
             reader.local_functions = {
                 **{name: definition for name, definition in enclosing.local_functions.items()
@@ -420,15 +425,6 @@ def _wider(write, known) -> bool:
     of the argument's values than the `known` one: surely in place, or where it has fewer
     dimensions."""
     return (write[0], -write[1]) > (known[0], -known[1])
-
-
-def as_function(definition) -> gast.FunctionDef:
-    """A def, or a lambda as the def it stands for (its body returned)."""
-    if isinstance(definition, gast.FunctionDef):
-        return definition
-    return gast.FunctionDef(name="<lambda>", args=definition.args,
-                            body=[gast.Return(value=definition.body)], decorator_list=[],
-                            returns=None, type_comment=None, type_params=[])
 
 
 def functions_defined_once(statements) -> dict:

@@ -129,6 +129,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
         self.guards = {}
         self.callees = set()  # the code of the Python functions whose calls were checked
         self.local_functions = functions_defined_once(function.body)
+        self.given_functions = {}  # a parameter standing for a function given that writes
         # a function defined here -> the names of this one it writes into (a def's: once read)
         self.nested = lambda_writes(self.local_functions, self.namespace)
         self.taken_at = {}  # (container's site, held memory's site) -> the statement

@@ -371,7 +371,7 @@ constant(check_state_writes)
 
 
 def check_calls(body: list, location, varied: set, active: set, classify, helper,
-                namespace: dict) -> None:
+                namespace: dict, returned: list = ()) -> None:
     """Refuse each call in `body` (A-normal form) of a function known before running that
     changes an attribute of an object it is given to a value that carries gradient, and put
     a `check_state_writes` before each call resolved only when it runs; calls whose result
@@ -380,7 +380,8 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     v)`, v carrying gradient. varied: the names that depend on the differentiated arguments;
     classify(func): what the callee `func` is (transforms/analysis/calls.py); helper(name): the name
     generated code calls a helper by; namespace: the function's, where a method of an object
-    found before running (`layer.forward`, `layer` a global) is checked at once."""
+    found before running (`layer.forward`, `layer` a global) is checked at once; returned: the
+    return statements split off the body, which read what its calls wrote too."""
     names = {n.id for statement in body for n in nodes_of(statement)
              if isinstance(n, gast.Name)}
     nodes = [n for statement in body for n in walk_scope(statement)]
@@ -389,9 +390,9 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                and isinstance(n.targets[0], gast.Name)}
     assigned = assignments(nodes)
     aliases = global_aliases(nodes, namespace, assigned)
-    later = live_after(body)
-    loads = collections.Counter(n.id for n in nodes if isinstance(n, gast.Name)
-                                and isinstance(n.ctx, gast.Load))
+    later = live_after(body + list(returned))
+    loads = collections.Counter(n.id for n in nodes + [n for r in returned for n in walk_scope(r)]
+                                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]

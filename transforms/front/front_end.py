@@ -463,7 +463,7 @@ def activity(unit: Unit) -> None:
     varied = varied_names(body + returned, seeds, is_constant, None, changes)
     refuse_written_gradients(body, location, unit.state_written, varied, namespace)
     check_calls(body, location, varied, active, lambda func: classify(func, namespace),
-                unit.context.helper, namespace)
+                unit.context.helper, namespace, returned)
     check_partials(body + returned, location, namespace, active_with, is_constant)
     check_in_place_operators(body + returned, location, namespace)
     unit.body, unit.result, unit.return_node = body, result, return_node

@@ -1,0 +1,160 @@
+"""Functions handed to a call as arguments, which the function called may call on its other
+arguments: `apply(set_first, buf)`, where `apply(fn, b)` runs `fn(b, v)` and `set_first(b, v)`
+does `b[0] = v`, writes into `buf` as surely as `set_first(buf, v)` does. What the function
+called writes is read again with its parameter standing for the function given (its own
+writes into its arguments: alias_calls.CallSharing.parameters_written), so that the caller
+refuses the call where it reads `buf` afterwards, as it refuses the direct call. A function
+handed on again (`apply1(fn, b)` calling `apply2(fn, b)`) is followed the same way.
+
+These are methods of aliases.Sharing, mixed in from here; `given_functions` (parameter ->
+the writes of the function its argument is) is set where a function called is read.
+"""
+from __future__ import annotations
+
+import collections
+
+import gast
+
+from .argument_writes import parameter_names
+from .call_results import python_callee
+from ..codegen.codegen import to_source
+from ..codegen.naming import walk_scope
+from ..front.parsing import parse_function
+
+# Functions handed on are followed this many calls deep (a function handing itself its own
+# argument again, recursively, stops there).
+_DEEPEST_HANDED_ON = 6
+
+
+class GivenFunctions:
+    """Mixed into aliases.Sharing: the writes of functions given as arguments."""
+
+    def function_writes(self, argument, seen=frozenset()) -> tuple:
+        """parameters_written's tuples for the function `argument` may be, where the source
+        says which: a function defined here (a def or a lambda), one of the module's, a
+        parameter standing for a function given to the function read, a name bound once to
+        one of those, or any of the items of a list, tuple, set or dict display (or of a name
+        bound once to one) of those; () where none is known or none writes into its
+        arguments."""
+        if isinstance(argument, gast.Lambda):
+            return tuple(self.local_parameters_written(argument))
+        if isinstance(argument, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
+            items = argument.values if isinstance(argument, gast.Dict) else argument.elts
+            return tuple(w for item in items for w in self.function_writes(item, seen))
+        if isinstance(argument, (gast.Subscript, gast.Starred)):
+            return self.function_writes(argument.value, seen)
+        if isinstance(argument, gast.Name):
+            if argument.id in self.given_functions:
+                return self.given_functions[argument.id]
+            if argument.id in self.local_functions:
+                return tuple(self.local_parameters_written(self.local_functions[argument.id]))
+            bound = self.bound_once.get(argument.id)
+            if bound is not None and argument.id not in seen:
+                return self.function_writes(bound, seen | {argument.id})
+        callee, before = python_callee(argument, self.locals, self.namespace)
+        if callee is None:
+            return ()
+        return tuple((position - before, *rest) for position, *rest in
+                     self.parameters_written(callee) if position >= before)
+
+    @property
+    def bound_once(self) -> dict:
+        """name -> the value of the one assignment that binds it, for the names the function
+        read binds once, by `name = value` (not in a nested function)."""
+        if getattr(self, "_bound_once", None) is None:
+            bindings = collections.defaultdict(list)
+            for node in walk_scope_statements(self.body):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+                    bindings[node.id].append(node)
+                elif isinstance(node, gast.FunctionDef):
+                    bindings[node.name].append(node)
+            self._bound_once = {}
+            for node in walk_scope_statements(self.body):
+                if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                        node.targets[0], gast.Name) and len(bindings[node.targets[0].id]) == 1:
+                    self._bound_once[node.targets[0].id] = node.value
+        return self._bound_once
+
+    def functions_given(self, node, parameters: list, before: int) -> dict:
+        """parameter of the function `node` calls (`parameters`, `before` of them given by
+        no argument: a method's object) -> the writes of the function given for it, for each
+        argument that is a function writing into one of its arguments."""
+        if self.depth >= _DEEPEST_HANDED_ON or any(
+                isinstance(a, gast.Starred) for a in node.args):
+            return {}
+        given = {}
+        for position, argument in enumerate(node.args):
+            written = self.function_writes(argument)
+            if written and position + before < len(parameters):
+                given[parameters[position + before]] = written
+        for keyword in node.keywords:
+            written = self.function_writes(keyword.value)
+            if written and keyword.arg in parameters:
+                given[keyword.arg] = written
+        return given
+
+    def callee_writes(self, node, callee, before: int) -> tuple:
+        """parameters_written's tuples for the call `node` of the Python function `callee`,
+        with the functions it is given followed where it calls them."""
+        if not any(self.function_writes(a) for a in node.args + [
+                k.value for k in node.keywords]):
+            return self.parameters_written(callee)
+        try:
+            parsed = parse_function(callee)
+        except Exception:  # noqa: BLE001 - no source: nothing known, as parameters_written
+            return self.parameters_written(callee)
+        given = self.functions_given(node, parameter_names(parsed.node), before)
+        if not given:
+            return self.parameters_written(callee)
+        return self._written(parsed.node, parsed.location, parsed.namespace, given, None)
+
+    def local_writes(self, node, local) -> list:
+        """local_parameters_written for the call `node` of the function `local` defined here,
+        with the functions it is given followed where it calls them."""
+        function = as_function(local)
+        given = self.functions_given(node, parameter_names(function), 0)
+        if not given:
+            return self.local_parameters_written(local)
+        return list(self._written(function, self.location, self.namespace, given, self))
+
+    def call_of_given_function(self, node) -> None:
+        """Refuse (or, where a function called is read, note) the call `node` of a parameter
+        standing for a function given that writes into its arguments: by its name, by
+        another name bound to it (`g = fn`, `for fn in fns`), or as an item of it
+        (`fns[0]`)."""
+        func = node.func
+        while isinstance(func, gast.Subscript):
+            func = func.value
+        if not isinstance(func, gast.Name) or not self.given_functions:
+            return
+        reached = self.reach(self.name_value(func.id))
+        for parameter, written in self.given_functions.items():
+            if func.id == parameter or ("argument", parameter) in reached:
+                self.refuse_parameters_written(node, written, 0, _text(node.func))
+
+    def _written(self, function, location, namespace, given: dict, enclosing) -> tuple:
+        parameters = parameter_names(function)
+        found = self.writes_into_parameters(function, location, namespace, enclosing=enclosing,
+                                            given=given, depth=self.depth + 1)
+        return tuple((parameters.index(parameter), parameter, what, location.filename, line,
+                      surely, items)
+                     for parameter, (what, line, surely, items) in found.items())
+
+
+def as_function(definition) -> gast.FunctionDef:
+    """A def, or a lambda as the def it stands for (its body returned)."""
+    if isinstance(definition, gast.FunctionDef):
+        return definition
+    return gast.FunctionDef(name="<lambda>", args=definition.args,
+                            body=[gast.Return(value=definition.body)], decorator_list=[],
+                            returns=None, type_comment=None, type_params=[])
+
+
+def walk_scope_statements(statements):
+    """The nodes of `statements`, not entering nested functions, classes or comprehensions."""
+    for statement in statements:
+        yield from walk_scope(statement)
+
+
+def _text(node) -> str:
+    return to_source(node).strip()
