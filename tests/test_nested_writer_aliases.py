@@ -154,6 +154,18 @@ def lambda_writer_handed_on(x):
     return np.sum(buf * x)
 
 
+WRITERS = {"first": set_first}
+
+
+def writer_from_a_module_dict_handed_on(x):
+    buf = np.zeros(3)
+
+    def apply(fns, b):
+        fns["first"](b, x[0] * 2)  # marker: module dict handed on
+    apply(WRITERS, buf)
+    return np.sum(buf * x)
+
+
 def _lines(f, marker: str) -> tuple:
     """The line of `marker` in f, of the call after it, of the read after that."""
     lines, first = inspect.getsourcelines(f)
@@ -195,6 +207,8 @@ HANDED = [
             "fn(b, x[0] * 2)", "apply"),
     _handed(writer_called_by_another_name_inside, "renamed inside", "apply(set_first, buf)",
             "g(b, x[0] * 2)", "apply"),
+    _handed(writer_from_a_module_dict_handed_on, "module dict handed on",
+            "apply(WRITERS, buf)", "fns['first'](b, x[0] * 2)", "apply"),
     _handed(lambda_writer_handed_on, "lambda handed on",
             "apply(lambda b, v: b.__setitem__(0, v), buf)", "fn(b, x[0] * 2)", "apply"),
 ]
@@ -346,6 +360,17 @@ def module_reader_handed_to_a_module_function(x):
     return t + np.sum(buf)
 
 
+READER_TABLE = {"total": total_at_module}
+
+
+def reader_from_a_module_dict_handed_on(x):
+    buf = np.cos(x)
+
+    def apply(fns, b):
+        return fns["total"](b, x[0])
+    return apply(READER_TABLE, buf) + np.sum(buf * x)
+
+
 def reader_called_by_another_name(x):
     def total(b):
         return np.sum(b * b)
@@ -384,7 +409,8 @@ def alias_of_a_reader_handed_on(x):
 
 READERS = [reader_handed_to_a_nested_function, reader_handed_on_twice,
            module_reader_handed_to_a_module_function, reader_called_by_another_name,
-           reader_called_from_a_dict, readers_called_from_a_list, alias_of_a_reader_handed_on]
+           reader_called_from_a_dict, readers_called_from_a_list, alias_of_a_reader_handed_on,
+           reader_from_a_module_dict_handed_on]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -12,6 +12,7 @@ the writes of the function its argument is) is set where a function called is re
 from __future__ import annotations
 
 import collections
+import inspect
 
 import gast
 
@@ -19,7 +20,7 @@ from .argument_writes import parameter_names
 from .call_results import python_callee
 from ..codegen.codegen import to_source
 from ..codegen.naming import walk_scope
-from ..front.parsing import parse_function
+from ..front.parsing import parse_function, resolve
 
 # Functions handed on are followed this many calls deep (a function handing itself its own
 # argument again, recursively, stops there).
@@ -34,8 +35,8 @@ class GivenFunctions:
         says which: a function defined here (a def or a lambda), one of the module's, a
         parameter standing for a function given to the function read, a name bound once to
         one of those, or any of the items of a list, tuple, set or dict display (or of a name
-        bound once to one) of those; () where none is known or none writes into its
-        arguments."""
+        bound once to one, or of a global) of those; () where none is known or none writes
+        into its arguments."""
         if isinstance(argument, gast.Lambda):
             return tuple(self.local_parameters_written(argument))
         if isinstance(argument, (gast.List, gast.Tuple, gast.Set, gast.Dict)):
@@ -53,9 +54,22 @@ class GivenFunctions:
                 return self.function_writes(bound, seen | {argument.id})
         callee, before = python_callee(argument, self.locals, self.namespace)
         if callee is None:
-            return ()
+            return self.global_items_writes(argument)
         return tuple((position - before, *rest) for position, *rest in
                      self.parameters_written(callee) if position >= before)
+
+    def global_items_writes(self, argument) -> tuple:
+        """parameters_written's tuples for the Python functions a list, tuple or dict of the
+        module's (`argument` names it) holds: any of them may be the one given."""
+        if isinstance(argument, gast.Name) and argument.id in self.locals:
+            return ()
+        held = resolve(argument, self.namespace)
+        if isinstance(held, dict):
+            held = list(held.values())
+        if not isinstance(held, (list, tuple)):
+            return ()
+        return tuple(w for item in held if inspect.isfunction(item)
+                     for w in self.parameters_written(item))
 
     @property
     def bound_once(self) -> dict:
