@@ -4,6 +4,7 @@ another name or held in a dict or a list. autotrace does not follow such a write
 caller, so where the caller reads the array afterwards the call is refused at the user's line in
 every mode, as the direct call `set_first(buf, v)` is; the same shapes of code with a function
 that only reads are differentiated, and match finite differences in every mode."""
+import functools
 import inspect
 import os
 
@@ -166,6 +167,37 @@ def writer_from_a_module_dict_handed_on(x):
     return np.sum(buf * x)
 
 
+class Holder:
+    def store(self, b, v):
+        b[0] = v
+
+
+def method_of_an_object_made_here_handed_on(x):
+    buf = np.zeros(3)
+    holder = Holder()
+
+    def apply(fn, b):
+        fn(b, x[0] * 2)  # marker: method handed on
+    apply(holder.store, buf)
+    return np.sum(buf * x)
+
+
+def partial_of_a_writer_called(x):
+    buf = np.zeros(3)
+    fill = functools.partial(set_first, buf)
+    fill(x[0] * 2)
+    return np.sum(buf * x)
+
+
+def partial_of_a_writer_handed_on(x):
+    buf = np.zeros(3)
+
+    def apply(fn, v):
+        fn(v)
+    apply(functools.partial(set_first, buf), x[0] * 2)
+    return np.sum(buf * x)
+
+
 def _lines(f, marker: str) -> tuple:
     """The line of `marker` in f, of the call after it, of the read after that."""
     lines, first = inspect.getsourcelines(f)
@@ -209,8 +241,27 @@ HANDED = [
             "g(b, x[0] * 2)", "apply"),
     _handed(writer_from_a_module_dict_handed_on, "module dict handed on",
             "apply(WRITERS, buf)", "fns['first'](b, x[0] * 2)", "apply"),
+    _handed(method_of_an_object_made_here_handed_on, "method handed on",
+            "apply(holder.store, buf)", "fn(b, x[0] * 2)", "apply"),
     _handed(lambda_writer_handed_on, "lambda handed on",
             "apply(lambda b, v: b.__setitem__(0, v), buf)", "fn(b, x[0] * 2)", "apply"),
+]
+
+
+def _partial(f, offset: int, call: str):
+    message = (f"{call} changes the argument 'b' of set_first that functools.partial("
+               f"set_first, buf) holds in place (b[0] = ..., {__file__}, line "
+               f"{SET_FIRST_LINE}), which autotrace does not follow into this function, and "
+               f"'buf' is read after it on line {f.__code__.co_firstlineno + offset + 1}; "
+               f"return the new value from set_first instead")
+    return f, f.__code__.co_firstlineno + offset, message
+
+
+SET_FIRST_LINE = set_first.__code__.co_firstlineno + 1
+HANDED += [
+    _partial(partial_of_a_writer_called, 3, "fill(x[0] * 2)"),
+    _partial(partial_of_a_writer_handed_on, 5,
+             "apply(functools.partial(set_first, buf), x[0] * 2)"),
 ]
 
 
@@ -298,7 +349,6 @@ def _found_when_it_runs(f, offset: int, callee: str, write_line: int):
     return f, f.__code__.co_firstlineno + offset, message
 
 
-SET_FIRST_LINE = set_first.__code__.co_firstlineno + 1
 FOUND_WHEN_IT_RUNS = [
     _found_when_it_runs(writer_called_by_another_name, 6, "writer_called_by_another_name__set_item",
                         writer_called_by_another_name.__code__.co_firstlineno + 4),
@@ -371,6 +421,14 @@ def reader_from_a_module_dict_handed_on(x):
     return apply(READER_TABLE, buf) + np.sum(buf * x)
 
 
+def partial_of_a_reader_handed_on(x):
+    weights = np.ones(3) * 2.0
+
+    def apply(fn, v):
+        return fn(v)
+    return apply(functools.partial(total_at_module, weights), x[0] * x[1]) + np.sum(x * x)
+
+
 def reader_called_by_another_name(x):
     def total(b):
         return np.sum(b * b)
@@ -410,7 +468,7 @@ def alias_of_a_reader_handed_on(x):
 READERS = [reader_handed_to_a_nested_function, reader_handed_on_twice,
            module_reader_handed_to_a_module_function, reader_called_by_another_name,
            reader_called_from_a_dict, readers_called_from_a_list, alias_of_a_reader_handed_on,
-           reader_from_a_module_dict_handed_on]
+           reader_from_a_module_dict_handed_on, partial_of_a_reader_handed_on]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -57,6 +57,7 @@ class CallSharing(GivenFunctions):
                            in_place=True)
         self.writes_by_callee(node)
         self.call_of_given_function(node)
+        self.partials_given(node)
         local = self.local_functions.get(func.id) if isinstance(func, gast.Name) else \
             func if isinstance(func, gast.Lambda) else None  # (a function defined here)
         nested = self.nested_writes(func.id) if isinstance(func, gast.Name) else \

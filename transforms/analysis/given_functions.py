@@ -12,6 +12,7 @@ the writes of the function its argument is) is set where a function called is re
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 
 import gast
@@ -52,11 +53,54 @@ class GivenFunctions:
             bound = self.bound_once.get(argument.id)
             if bound is not None and argument.id not in seen:
                 return self.function_writes(bound, seen | {argument.id})
+        if isinstance(argument, gast.Call) and self.is_partial(argument) and argument.args:
+            skipped = len(argument.args) - 1  # (the arguments the partial gives first)
+            return tuple((position - skipped, *rest) for position, *rest in
+                         self.function_writes(argument.args[0], seen) if position >= skipped)
         callee, before = python_callee(argument, self.locals, self.namespace)
+        if callee is None and isinstance(argument, gast.Attribute):
+            callee, before = self.method_of_an_object_made_here(argument), 1
         if callee is None:
             return self.global_items_writes(argument)
         return tuple((position - before, *rest) for position, *rest in
                      self.parameters_written(callee) if position >= before)
+
+    def is_partial(self, call) -> bool:
+        return not (isinstance(call.func, gast.Name) and call.func.id in self.locals) and \
+            resolve(call.func, self.namespace) is functools.partial
+
+    def method_of_an_object_made_here(self, attribute):
+        """The Python function `obj.method` runs, where every object `obj` may be was built
+        here from one class of the user's (aliases.Sharing.objects), else None."""
+        if not isinstance(attribute.value, gast.Name):
+            return None
+        memories = self.name_value(attribute.value.id)
+        classes = {self.objects.get(m) for m in memories}
+        if len(classes) != 1 or None in classes:
+            return None
+        method = inspect.getattr_static(classes.pop(), attribute.attr, None)
+        return method if inspect.isfunction(method) else None
+
+    def partials_given(self, node) -> None:
+        """Refuse (or note) the call `node` of, or given, a functools.partial of a function
+        that writes into one of the arguments the partial holds (`p(v)` or `apply(p, v)`,
+        `p = partial(set_first, buf)`): the call (or the function called) calls it, writing
+        into `buf`, which the caller may read afterwards."""
+        for argument in [node.func] + node.args + [k.value for k in node.keywords]:
+            made = self.bound_once.get(argument.id) if isinstance(argument, gast.Name) \
+                and argument.id not in self.given_functions else argument
+            if not (isinstance(made, gast.Call) and self.is_partial(made) and made.args):
+                continue
+            held = made.args[1:]
+            for position, parameter, what, filename, line, surely, _ in self.function_writes(
+                    made.args[0]):
+                if position < len(held) and not isinstance(held[position], gast.Starred):
+                    self.refuse_call_writing(
+                        node, self.reach(self.value(held[position])),
+                        getattr(held[position], "id", None),
+                        f"the argument {parameter!r} of {_text(made.args[0])} that "
+                        f"{_text(made)} holds in place ({what}, {filename}, line {line})",
+                        _text(made.args[0]))
 
     def global_items_writes(self, argument) -> tuple:
         """parameters_written's tuples for the Python functions a list, tuple or dict of the
