@@ -363,6 +363,62 @@ FOUND_WHEN_IT_RUNS = [
 ]
 
 
+def make_writer():
+    return set_first
+
+
+class Box:
+    def __init__(self):
+        self.fn = set_first
+
+
+BOX = Box()
+
+
+def writer_made_by_a_factory_handed_on(x):
+    buf = np.zeros(3)
+
+    def apply(fn, b):
+        fn(b, x[0] * 2)  # marker: factory
+    apply(make_writer(), buf)
+    return np.sum(buf * x)
+
+
+def writer_as_a_default_handed_on(x, writer=set_first):
+    buf = np.zeros(3)
+
+    def apply(fn, b):
+        fn(b, x[0] * 2)  # marker: default
+    apply(writer, buf)
+    return np.sum(buf * x)
+
+
+def writer_held_by_an_object_handed_on(x):
+    buf = np.zeros(3)
+
+    def apply(fn, b):
+        fn(b, x[0] * 2)  # marker: held by an object
+    apply(BOX.fn, buf)
+    return np.sum(buf * x)
+
+
+def _given_when_it_runs(f, marker: str):
+    write, line, _ = _lines(f, marker)
+    message = (f"this call of {f.__name__}__apply (found only when it runs) changes its "
+               f"argument 'b' in place (fn(b, x[0] * 2), {__file__}, line {write}), which "
+               f"autotrace does not follow back into the function that calls it: the gradient "
+               f"of what it writes would be lost; return the new value from {f.__name__}__apply "
+               f"instead")
+    return f, line, message
+
+
+FOUND_WHEN_IT_RUNS += [
+    _given_when_it_runs(writer_made_by_a_factory_handed_on, "marker: factory"),
+    _given_when_it_runs(writer_as_a_default_handed_on, "marker: default"),
+    _given_when_it_runs(writer_held_by_an_object_handed_on, "marker: held by an object"),
+]
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("f, line, message", FOUND_WHEN_IT_RUNS,
                          ids=[case[0].__name__ for case in FOUND_WHEN_IT_RUNS])
@@ -429,6 +485,18 @@ def partial_of_a_reader_handed_on(x):
     return apply(functools.partial(total_at_module, weights), x[0] * x[1]) + np.sum(x * x)
 
 
+def make_reader():
+    return total_at_module
+
+
+def reader_made_by_a_factory_handed_on(x):
+    buf = np.sin(x)
+
+    def apply(fn, b):
+        return fn(b, x[1])
+    return apply(make_reader(), buf) + np.sum(buf * x)
+
+
 def reader_called_by_another_name(x):
     def total(b):
         return np.sum(b * b)
@@ -468,7 +536,8 @@ def alias_of_a_reader_handed_on(x):
 READERS = [reader_handed_to_a_nested_function, reader_handed_on_twice,
            module_reader_handed_to_a_module_function, reader_called_by_another_name,
            reader_called_from_a_dict, readers_called_from_a_list, alias_of_a_reader_handed_on,
-           reader_from_a_module_dict_handed_on, partial_of_a_reader_handed_on]
+           reader_from_a_module_dict_handed_on, partial_of_a_reader_handed_on,
+           reader_made_by_a_factory_handed_on]
 
 
 @pytest.mark.parametrize("mode", MODES)

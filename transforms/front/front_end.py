@@ -62,6 +62,7 @@ from ..codegen.naming import Namer, local_names, names_in, rename_local, seed_ke
 from .nested import lift_nested_functions
 from ..codegen.nodes import nodes_of, walk
 from ..analysis.object_state import check_calls, check_state_writes
+from ..analysis.given_function_checks import check_functions_given, guard_functions_given
 from ..reverse.built_objects_and_super import (check_constructions, explicit_super, objects_built,
                       parse_fields_function, replace_calls)
 from .out_arguments import rewrite_out_arguments
@@ -115,6 +116,7 @@ HELPERS = {
     "refuse_holding": refuse_holding, "refuse_moved_items": refuse_moved_items,
     "refuse_shared_items": refuse_shared_items, "refuse_shared_argument": refuse_shared_argument,
     "check_state_writes": check_state_writes, "gradient_scope": gradient_scope,
+    "check_functions_given": check_functions_given,
     "recompute_from": recompute_from, "apply_unpacked": apply_unpacked,
     "merged_keywords": merged_keywords, "random_states": random_states,
     "primal_sweep": primal_sweep, "adjoint_sweep": adjoint_sweep, "vjp_start": vjp_start,
@@ -464,6 +466,8 @@ def activity(unit: Unit) -> None:
     refuse_written_gradients(body, location, unit.state_written, varied, namespace)
     check_calls(body, location, varied, active, lambda func: classify(func, namespace),
                 unit.context.helper, namespace, returned)
+    guard_functions_given(body, returned, location, lambda func: classify(func, namespace),
+                          unit.context.helper, namespace)
     check_partials(body + returned, location, namespace, active_with, is_constant)
     check_in_place_operators(body + returned, location, namespace)
     unit.body, unit.result, unit.return_node = body, result, return_node
