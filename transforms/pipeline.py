@@ -86,6 +86,7 @@ def _orphan_comments(unit: Unit) -> None:
 SOURCE_PASSES = [
     # The front end (transforms/front/front_end.py), which both modes share.
     SourcePass("parse", front_end.parse),
+    SourcePass("in_place_dunders", front_end.in_place_dunders),  # a.__iadd__(x): a += x
     SourcePass("dead_branches", front_end.dead_branches),  # refusals raised when run
     SourcePass("state_writes", front_end.state_writes),  # self.n = ...: write_state(...)
     SourcePass("starred", front_end.starred),  # g(*xs): g(xs[0], xs[1])

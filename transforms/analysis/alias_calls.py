@@ -7,6 +7,7 @@ few calls deep.
 from __future__ import annotations
 
 import collections
+import functools
 
 import gast
 import numpy as np
@@ -58,6 +59,7 @@ class CallSharing(GivenFunctions):
         self.writes_by_callee(node)
         self.call_of_given_function(node)
         self.partials_given(node)
+        self.writes_by_reduced(node, arguments)
         local = self.local_functions.get(func.id) if isinstance(func, gast.Name) else \
             func if isinstance(func, gast.Lambda) else None  # (a function defined here)
         nested = self.nested_writes(func.id) if isinstance(func, gast.Name) else \
@@ -237,6 +239,42 @@ class CallSharing(GivenFunctions):
         self.callees.add(callee.__code__)
         self.refuse_parameters_written(node, self.callee_writes(node, callee, before), before,
                                        callee.__name__)
+
+    def writes_by_reduced(self, node, arguments: list) -> None:
+        """Refuse `functools.reduce(f, items[, initial])` where f writes into an argument
+        (`def imul(a, b): a *= b; return a`), where a name that shares the items or the initial
+        value (their memories: `arguments`) is read afterwards, as a call of f would be."""
+        if not (node.args and self.is_global(node.func) and resolve(
+                node.func, self.namespace) is functools.reduce) or any(
+                isinstance(a, gast.Starred) for a in node.args):
+            return
+        function = node.args[0]
+        local = self.local_functions.get(function.id) if isinstance(function, gast.Name) else \
+            function if isinstance(function, gast.Lambda) else None
+        returned = None  # what f may return of its arguments (None: any)
+        if local is not None:
+            name, before, written = _text(function), 0, self.local_parameters_written(local)
+        else:
+            callee, before = python_callee(function, self.locals, self.namespace)
+            if callee is None:
+                return
+            name, written = callee.__name__, self.parameters_written(callee)
+            summary = self.returned_parameters(callee) if written else None
+            returned = None if summary is None else {p[0] - before for p in summary[0]}
+        # Its first argument is the initial value (or the first item), then what it returned:
+        # an item too where it may return its second argument; its second, the other items.
+        items = node.args[1]
+        shown = self.displayed.get(id(items)) if isinstance(items, (gast.List, gast.Tuple)) \
+            and not any(isinstance(e, gast.Starred) for e in items.elts) else None
+        values = [self.reach(m) for m in arguments[2:3] + (shown or [arguments[1]])]
+        first = values[0] if shown is not None and values else set().union(*values)
+        rest = set().union(*values[1:]) if shown is not None else first
+        given = (first | rest if returned is None or 1 in returned else first, rest)
+        for position, parameter, what, filename, line, *_ in written:
+            if 0 <= position - before < 2:  # (reduce calls it with two arguments)
+                self.refuse_call_writing(
+                    node, given[position - before], None, f"the argument {parameter!r} of "
+                    f"{name} in place ({what}, {filename}, line {line})", name)
 
     def local_parameters_written(self, local) -> list:
         """parameters_written's tuples for a function defined here (a def or a lambda): read

@@ -75,7 +75,7 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
             f"{type(owner).__qualname__} objects may keep what they are given, where "
             f"autotrace, which does not read that method, would lose its gradient; {FOLLOWED}",
             filename, line, "call of a method that may keep its arguments")
-    function, bound = _function_called(callee)
+    function, bound = function_called(callee)
     if function is None:
         return
     refuse_arguments_written(function, Sharing.parameters_written(function), bound,
@@ -106,7 +106,7 @@ def may_keep_what_it_is_given(callee, varied: tuple) -> bool:
             or not isinstance(owner, CONTAINERS) \
             or all(v in ("<object>", "<callee>") for v in varied):  # (the object's own)
         return False
-    function, _ = _function_called(callee)
+    function, _ = function_called(callee)
     # A method of the user's (read from its source) keeps where the container does only where
     # it stands for one of the container's own that store (an `append` calling super's).
     return function is None or callee.__name__ in STORING_METHODS
@@ -120,7 +120,7 @@ def _message(function, parameter: str, what: str, filename: str, line: int) -> s
             "(or a new object) from the function instead, and assign it")
 
 
-def _function_called(callee):
+def function_called(callee):
     """(the Python function a call of `callee` runs, the object it is a method of, or None),
     or (None, None) where autotrace does not read it."""
     bound = None
@@ -153,7 +153,7 @@ def method_of_known_object(func, namespace: dict) -> tuple:
             inspect.isroutine(bound):
         return None, None
     method = inspect.getattr_static(type(bound), attribute, None)
-    if not inspect.isfunction(method) or _function_called(method)[0] is None:
+    if not inspect.isfunction(method) or function_called(method)[0] is None:
         return None, None
     return method, bound
 
@@ -344,14 +344,14 @@ def _callee(func, namespace: dict, parameters: list, bound):
             and func.value.id == parameters[0] and bound is not None:
         method = inspect.getattr_static(type(bound), func.attr, MISSING)
         if inspect.isfunction(method):
-            return _function_called(getattr(bound, func.attr))
+            return function_called(getattr(bound, func.attr))
         return None, None
     if isinstance(func, gast.Name) and func.id in parameters:
         return None, None
     value = resolve(func, namespace)
     if value is MISSING:
         return None, None
-    return _function_called(value)
+    return function_called(value)
 
 
 def _reads(node) -> set:
@@ -427,7 +427,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                                                                 why=UNREAD, followed=FOLLOWED),
                                      "call of a function with no rule")
             if resolved.kind == "user":
-                function, bound = _function_called(resolved.value)
+                function, bound = function_called(resolved.value)
                 if function is not None:
                     refuse_state_writes(location, call, function, bound, which)
             elif resolved.kind == "dynamic" and method_of_known_object(

@@ -21,7 +21,7 @@ from ...runtime.derivatives.state_writes import GROWING
 from ..codegen.nodes import walk
 from .object_state import is_state_write
 from ..front.parsing import MISSING, resolve
-from .object_state import _attribute_write, held_attributes, _function_called
+from .object_state import _attribute_write, held_attributes, function_called
 from ..front.parsing import parse_function
 from .argument_writes import parameter_names
 from ..codegen.naming import walk_scope
@@ -263,7 +263,7 @@ def method_may_write(namespace: dict):
         callee = resolve(call.func, namespace)
         if callee is MISSING:
             return True  # found when it runs: it may
-        function, _ = _function_called(callee)
+        function, _ = function_called(callee)
         if function is None:
             return False  # NumPy's, autotrace's, the standard library's
         try:

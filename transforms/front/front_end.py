@@ -63,12 +63,14 @@ from .nested import lift_nested_functions
 from ..codegen.nodes import nodes_of, walk
 from ..analysis.object_state import check_calls, check_state_writes
 from ..analysis.given_function_checks import check_functions_given, guard_functions_given
+from ..analysis.reduced_writes import check_reduced_writes, guard_reduced_calls
 from ..reverse.built_objects_and_super import (check_constructions, explicit_super, objects_built,
                       parse_fields_function, replace_calls)
 from .out_arguments import rewrite_out_arguments
 from .parsing import parse_function, resolve
 from .partials import check_partials, partial_caller
 from .python_versions import check_in_place_operators
+from .in_place_dunders import rewrite_in_place_dunders
 from .segments import bind_checkpointed_calls, segment_loops
 from ..session import Session
 from ..analysis.state_aliases import method_may_write, refuse_stale_aliases
@@ -127,6 +129,7 @@ HELPERS = {
     "state_writes_log": state_writes_log, "state_as_at": state_as_at,
     "add_recomputed": add_recomputed, "zero_seed": structure.zero_seed,
     "is_array_method": is_array_method, "check_array_method": check_array_method,
+    "check_reduced_writes": check_reduced_writes,
 }
 
 
@@ -280,6 +283,10 @@ def parse(unit: Unit) -> None:
         unit.parsed = parse_function(func)
     unit.function = unit.parsed.node
     unit.location = unit.parsed.location
+
+
+def in_place_dunders(unit: Unit) -> None:
+    rewrite_in_place_dunders(unit.function, unit.location)  # a.__iadd__(x): a += x
 
 
 def dead_branches(unit: Unit) -> None:
@@ -468,6 +475,8 @@ def activity(unit: Unit) -> None:
                 unit.context.helper, namespace, returned)
     guard_functions_given(body, returned, location, lambda func: classify(func, namespace),
                           unit.context.helper, namespace)
+    guard_reduced_calls(body, location, varied, lambda func: classify(func, namespace),
+                        unit.context.helper, local_names, namespace)
     check_partials(body + returned, location, namespace, active_with, is_constant)
     check_in_place_operators(body + returned, location, namespace)
     unit.body, unit.result, unit.return_node = body, result, return_node

@@ -13,6 +13,7 @@ functools.reduce, they would change an array that the derivative does not see ch
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 
 import gast
@@ -104,9 +105,25 @@ def check_in_place_operators(body, location, namespace: dict) -> None:
             raise location.error(node, reason, f"operator.{resolve(node, namespace).__name__}")
 
 
+# The in-place operator methods (`__iadd__`), by the augmented assignment each runs.
+IN_PLACE_METHODS = {f"__{function.__name__}__": symbol
+                    for function, symbol in IN_PLACE_OPERATORS.items()}
+
+
 def in_place_refusal(value) -> str | None:
-    """Why `value` is refused where it is one of the operator module's in-place functions
-    (also where a call resolves it only when it runs: analysis/object_state.py); else None."""
+    """Why `value` is refused where it is one of the operator module's in-place functions or
+    an in-place operator method of NumPy's or Python's (`np.ndarray.__iadd__`, `a.__imul__`),
+    handed to a function or called where a call resolves it only when it runs (analysis/
+    object_state.py, dynamic_calls.py); else None. (Called by name in the user's source,
+    the method is its augmented assignment: in_place_dunders.py.)"""
+    method = getattr(value, "__name__", None)
+    if method in IN_PLACE_METHODS and not inspect.isfunction(getattr(value, "__func__", value)):
+        symbol = IN_PLACE_METHODS[method]
+        name = getattr(value, "__qualname__", method)
+        return (f"{name} changes its object in place (it runs a {symbol} b), and autotrace "
+                f"does not follow that write through the method handed on or found only "
+                f"when it runs (functools.reduce); write the augmented assignment instead: "
+                f"a {symbol} x for a.{method}(x), a loop of them for functools.reduce")
     try:
         symbol = IN_PLACE_OPERATORS.get(value)
     except TypeError:  # unhashable values
