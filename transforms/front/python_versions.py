@@ -8,7 +8,9 @@ gradient of the loop it runs, in every mode, with respect to the items and the i
 The operator module's arithmetic (operator.add is `a + b`) is differentiated as its operator.
 Its in-place functions (operator.imul(a, b) runs `a *= b`, changing the array a) are refused
 where the function names them (`check_in_place_operators`): called, or handed to
-functools.reduce, they would change an array that the derivative does not see changed.
+functools.reduce, they would change an array that the derivative does not see changed; so are
+NumPy's and Python's in-place methods handed in (`np.ndarray.__imul__`; named in the source
+they are read as their augmented assignments, in_place_dunders.py).
 """
 from __future__ import annotations
 
