@@ -27,6 +27,9 @@ from .derivative_record import derivative_record
 from .errors import TransformError
 from .front.line_map import user_place
 
+# Where autotrace's own sources are: a line there is no user's (calling_line).
+_TRANSFORMS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
 # Why a call with unpacked arguments may not write into an object's state (unpacked_calls.py).
 RUNS_AGAIN_UNPACKED = (
     "the derivative of a call with unpacked arguments (f(*args) or f(**kwargs)) runs the "
@@ -83,10 +86,13 @@ def refuse_other_draws(function, arguments, keywords, states, value, again=None)
 def calling_line() -> str:
     """The user's line whose derivative made the call being differentiated, as an error's
     last lines: the first frame of generated code, mapped to the line it was made from."""
-    frame = sys._getframe(1)
-    while frame is not None and not frame.f_code.co_filename.startswith("<autotrace "):
+    frame, place = sys._getframe(1), None
+    while frame is not None and place is None:
+        if frame.f_code.co_filename.startswith("<autotrace "):
+            place = user_place(frame.f_code.co_filename, frame.f_lineno)
+            if place is not None and place[0].startswith(_TRANSFORMS):
+                place = None  # a Python version's (functools.reduce's): its caller's line
         frame = frame.f_back
-    place = None if frame is None else user_place(frame.f_code.co_filename, frame.f_lineno)
     if place is None:
         return ""
     text = linecache.getline(*place).strip()

@@ -46,17 +46,21 @@ def check_reduced_writes(callee, function, filename: str, line: int) -> None:
 constant(check_reduced_writes)
 
 
-def guard_reduced_calls(body: list, location, varied: set, classify, helper,
+def guard_reduced_calls(body: list, location, varied: set, active: set, classify, helper,
                         local_names: set, namespace: dict) -> None:
     """Put a `check_reduced_writes` before each call statement in `body` (A-normal form) that
     may be of functools.reduce with a function known only when it runs, given values that
-    depend on the names `varied`. classify(func): what the callee is (analysis/calls.py);
-    helper(name): the name generated code calls a helper by."""
+    depend on the names `varied`, whose result carries no gradient (`active`: the names
+    that do; a reduce that gives one has its function differentiated where it runs).
+    classify(func): what the callee is (analysis/calls.py); helper(name): the name generated
+    code calls a helper by."""
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
             call = statement.value if isinstance(statement, (gast.Expr, gast.Assign)) else None
-            if not isinstance(call, gast.Call) or len(call.args) < 2 or any(
+            if not isinstance(call, gast.Call) or isinstance(statement, gast.Assign) and (
+                    not isinstance(statement.targets[0], gast.Name)
+                    or statement.targets[0].id in active) or len(call.args) < 2 or any(
                     isinstance(a, gast.Starred) for a in call.args) or isinstance(
                     call.args[0], gast.Lambda) or any(  # (a lambda's writes: CallSharing's)
                     isinstance(n, gast.Call) for n in walk(call.args[0])) or not any(

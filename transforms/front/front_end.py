@@ -475,7 +475,7 @@ def activity(unit: Unit) -> None:
                 unit.context.helper, namespace, returned)
     guard_functions_given(body, returned, location, lambda func: classify(func, namespace),
                           unit.context.helper, namespace)
-    guard_reduced_calls(body, location, varied, lambda func: classify(func, namespace),
+    guard_reduced_calls(body, location, varied, active, lambda func: classify(func, namespace),
                         unit.context.helper, local_names, namespace)
     check_partials(body + returned, location, namespace, active_with, is_constant)
     check_in_place_operators(body + returned, location, namespace)
