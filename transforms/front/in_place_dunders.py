@@ -40,8 +40,8 @@ _BODIES = ("body", "orelse", "finalbody")
 
 def rewrite_in_place_dunders(function: gast.FunctionDef, location) -> None:
     """Rewrite each in-place operator method called by name in `function` (nested functions
-    too) as its augmented assignment where it is a statement of its own on a name, and raise
-    TransformError at any other (see the module docstring)."""
+    too) as its augmented assignment where it is a statement of its own on a local variable,
+    and raise TransformError at any other (see the module docstring)."""
     function.body = _block(function.body, _locals(function))
     for node in walk(function):
         if _is_dunder(node):
