@@ -20,6 +20,7 @@ from .primitives import index as ops_index
 from .primitives import grids as ops_grids
 from .primitives import insert as ops_insert
 from .primitives import linalg as ops_linalg
+from .primitives import adjugates as ops_adjugates
 from .primitives import correlations as ops_correlations
 from .primitives import multi_dot as ops_multi_dot
 from .primitives import pad as ops_pad

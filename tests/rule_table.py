@@ -34,6 +34,7 @@ from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
 from autotrace.runtime.derivatives import (complex_parts, degenerate_matrices, exponent_logs,
                                            scans, structural_adjoints, triangles)
+from autotrace.runtime.primitives import adjugates
 from autotrace.runtime.primitives.diagonal_fill import diagonal_values
 from autotrace.runtime.primitives.math_special import polygamma
 from tests.rule_table_nn import nn_table
@@ -799,13 +800,14 @@ TABLE += [
     E("helper:cholesky_lower/upper", triangles.cholesky_lower, normal((3, 3)), dict(upper=True)),
     E("helper:eigh_gap_inverse", ops.eigh_gap_inverse, lambda rng: (distinct(rng, (2, 4)),)),
     E("helper:gap_weighted", degenerate_matrices.gap_weighted, normal((2, 4, 4), (2, 4, 4))),
-    E("helper:cofactors", degenerate_matrices.cofactors,
+    E("helper:cofactors", adjugates.cofactors,
       lambda rng: (well_conditioned(rng, 3, (2,)),)),
-    E("helper:cofactors/singular", degenerate_matrices.cofactors,
-      lambda rng: (rank_deficient(rng, 4, (2,)),), order=1,
-      note="det's third derivative at a singular matrix is refused"),
-    E("helper:cofactors_jvp", degenerate_matrices.cofactors_jvp,
-      lambda rng: (rank_deficient(rng, 3), rng.standard_normal((3, 3))), wrt=(1,), order=1),
+    E("helper:cofactors/singular", adjugates.cofactors,
+      lambda rng: (rank_deficient(rng, 4, (2,)),)),
+    E("helper:cofactors_jvp", adjugates.cofactors_jvp,
+      lambda rng: (rank_deficient(rng, 3), rng.standard_normal((3, 3))), order=1),
+    E("helper:cofactors_jvp/broadcast", adjugates.cofactors_jvp,
+      lambda rng: (rank_deficient(rng, 3), rng.standard_normal((2, 3, 3))), order=1),
     E("helper:svd_gap_inverse", ops.svd_gap_inverse,
       lambda rng: (1.0 + np.abs(distinct(rng, (2, 4))), np.ones((2, 4, 4))), wrt=(0,)),
     E("helper:real_singular_values", ops.real_singular_values,

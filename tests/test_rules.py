@@ -13,7 +13,7 @@ import autotrace.transforms.rules  # noqa: F401  (fills the registries)
 from autotrace.runtime.derivatives import adjoint_ops as ops
 from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
-from autotrace.runtime.derivatives import degenerate_matrices
+from autotrace.runtime.primitives import adjugates
 from tests.rule_table import TABLE
 from autotrace.transforms.rules.core import adjoint_rules, constant_functions, instantiate
 from autotrace.transforms.rule_evaluation import rule_vjp
@@ -234,7 +234,7 @@ def test_functions_called_in_rule_bodies_have_rules():
 # Reached only by third derivatives of einsum and of matrix chains, and fourth derivatives of
 # det: they have no rules.
 NOT_CLOSED = {products.einsum_adjoint_cross, chains.multi_dot_adjoint_cross,
-              chains.matrix_power_adjoint_cross, degenerate_matrices.cofactors_jvp_cross}
+              chains.matrix_power_adjoint_cross, adjugates.cofactors_jvp_cross}
 
 
 def eval_callee(node, namespace):

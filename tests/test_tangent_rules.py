@@ -22,8 +22,9 @@ import pytest
 import autotrace.transforms.rules  # noqa: F401  (fills the registries)
 from autotrace.runtime.derivatives import (built_objects, items, objects, sequences,
                                            snapshots, state_log, state_writes, structure, sweeps)
-from autotrace.runtime.derivatives import (called_objects, degenerate_matrices, matrix_chains,
-                                           tangent_ops, tree_gradients)
+from autotrace.runtime.derivatives import (called_objects, matrix_chains, tangent_ops,
+                                           tree_gradients)
+from autotrace.runtime.primitives import adjugates
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
 from autotrace.runtime.primitives.index import add_at
@@ -56,7 +57,7 @@ NO_TANGENT_RULE: dict = {
 NOT_CLOSED = {einsum_adjoint_cross, tangent_ops.einsum_jvp_cross,
               matrix_chains.multi_dot_adjoint_cross, matrix_chains.multi_dot_jvp_cross,
               matrix_chains.matrix_power_adjoint_cross, matrix_chains.matrix_power_jvp_cross,
-              degenerate_matrices.cofactors_jvp_cross}
+              adjugates.cofactors_jvp_cross}
 
 # --- Structure helpers and builtins (the rule table holds the NumPy functions) -----------------
 

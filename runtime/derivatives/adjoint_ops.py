@@ -516,11 +516,14 @@ def tril_half_diagonal(x):
 
 
 def eigh_gap_inverse(w):
-    """F[..., i, j] = 1 / (w[..., j] - w[..., i]) off the diagonal, 0 on it."""
+    """F[..., i, j] = 1 / (w[..., j] - w[..., i]) off the diagonal, 0 on it; inf where two
+    eigenvalues are tied, without dividing by zero (gap_weighted drops it where nothing
+    couples them)."""
     xp = array_module(w)
     gaps = w[..., None, :] - w[..., :, None]
     gaps = xp.where(xp.eye(w.shape[-1], dtype=bool), xp.inf, gaps)
-    return 1.0 / gaps
+    tied = gaps == 0
+    return xp.where(tied, xp.inf, 1.0 / xp.where(tied, 1, gaps))
 
 
 def svd_gap_inverse(s, a, full_matrices=True, compute_uv=True):

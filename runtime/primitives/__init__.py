@@ -9,7 +9,8 @@ plus where, clip, astype...; `same_sizes` checks that dimensions of unknown size
 broadcasting are equal), `reduce` (sums, extrema, scans), `shape` (reshape, transpose,
 creation...), `grids` (np.meshgrid, of shape ops), `index` and `insert` (x[i], x[i] = v), `linalg` (matmul, einsum, np.linalg), and
 autotrace's own array functions: `convolution` and `pooling` (with `windows`, their geometry),
-`special` (erf), `keyed_random` and `recompute_barrier` (gradient checkpointing's barrier).
+`special` (erf), `adjugates` (det's derivatives, exact at singular matrices), `keyed_random`
+and `recompute_barrier` (gradient checkpointing's barrier).
 `batching` says what an op's batching rule (autotrace.vmap) is and holds the rules many ops
 share; a family's own rules are in its rows, or beside it (`shape_batching`).
 runtime/ops.py imports every family: whoever needs the complete registry imports that.

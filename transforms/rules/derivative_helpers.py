@@ -10,7 +10,7 @@ bilinear. Helpers that compute masks, sizes or axes are constants.
 
 Not closed: `einsum_adjoint_cross` and `einsum_jvp_cross` (only third derivatives of einsum reach
 them) have no rules, nor have the `*_cross` helpers of matrix chains and `cofactors_jvp_cross`
-(det's third derivative).
+(det's third derivative: a fourth has no rule).
 """
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -43,8 +43,7 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      matmul_adjoint_a, matmul_adjoint_b,
                                                      tensordot_adjoint_a, tensordot_adjoint_b)
 from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_of, real_if_real
-from ...runtime.derivatives.degenerate_matrices import (cofactors_jvp, cofactors_jvp_cross,
-                                                         gap_weighted)
+from ...runtime.derivatives.degenerate_matrices import gap_weighted
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.exponent_logs import has_log, log_of_base, slope_base
 from ...runtime.derivatives.scans import (forward_scan, products_after, products_before,
@@ -52,6 +51,7 @@ from ...runtime.derivatives.scans import (forward_scan, products_after, products
 from ...runtime.derivatives.structural_adjoints import meshgrid_adjoint, meshgrid_tangent
 from ...runtime.derivatives.structure import add
 from ...runtime.derivatives.tangent_ops import einsum_jvp_cross
+from ...runtime.primitives.adjugates import cofactors_jvp, cofactors_jvp_cross
 from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
                                               symmetric_read_adjoint)
 from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint,
@@ -62,6 +62,7 @@ from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint,
 from ...runtime.derivatives.real_only import refuse_complex
 from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear, partials
+from .refused import refused_functions
 
 constant(reduced_size, flat_axis, first_given, tie_weights, extremum_weights, initial_weight,
          clip_weights, diff_pad_width, diff_part, inverse_permutation, negate_shift, hstack_axis,
@@ -234,17 +235,22 @@ def eigh_gap_inverse_tangent(z, w):
     d[z] = -z * z * (np.expand_dims(d[w], -2) - np.expand_dims(d[w], -1))
 
 
-# det's Hessian (cofactors_jvp): linear in t, and its own transpose; a third derivative reads
-# cofactors_jvp_cross, which refuses.
+# det's Hessian (cofactors_jvp): linear in t, and its own transpose; its derivative along a is
+# det's third derivative, cofactors_jvp_cross (a stack of t or of a sums over the other's).
 @adjoint(cofactors_jvp)
 def cofactors_jvp_rule(z, a, t):
-    d[t] = cofactors_jvp(a, d[z])
-    d[a] = cofactors_jvp_cross(t, d[z], a)
+    d[t] = unbroadcast(cofactors_jvp(a, d[z]), t)
+    d[a] = unbroadcast(cofactors_jvp_cross(t, d[z], a), a)
 
 
 @tangent(cofactors_jvp)
 def cofactors_jvp_tangent(z, a, t):
     d[z] = cofactors_jvp(a, d[t]) + cofactors_jvp_cross(t, d[a], a)
+
+
+refused_functions[cofactors_jvp_cross] = (
+    "it is the third derivative of np.linalg.det, which autotrace differentiates three times, "
+    "not four")
 
 
 # (the tied eigenvalues' infinite gaps get no gradient where the coupling is 0)

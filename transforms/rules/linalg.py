@@ -6,8 +6,8 @@ its tangent, summed over the factors. Their adjoints call `*_adjoint_a` / `*_adj
 own rules are again those products, so derivatives of any order stay closed. einsum's tangent,
 over any number of operands, is `einsum_jvp`.
 Matrix functions assume what their derivatives need: inv, slogdet, solve and cholesky a
-nonsingular matrix (det's gradient, its cofactors, is defined at every matrix; its second
-derivative asks for an invertible one); eigh distinct eigenvalues where its eigenvectors are
+nonsingular matrix (det's derivatives, its cofactors and theirs, are exact at every matrix,
+to the third order: runtime/primitives/adjugates.py); eigh distinct eigenvalues where its eigenvectors are
 differentiated (the eigenvalues alone have their gradient at tied ones too); pinv a matrix of
 constant rank. cholesky, eigh and
 eigvalsh read one triangle of their argument as a symmetric matrix (the lower; the upper with
@@ -38,14 +38,14 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
-from ...runtime.derivatives.degenerate_matrices import (cofactors, cofactors_jvp,
-                                                         gap_weighted)
+from ...runtime.derivatives.degenerate_matrices import gap_weighted
 from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint, matrix_power_jvp,
                                                    multi_dot_adjoint, multi_dot_jvp)
 from ...runtime.derivatives.real_only import refuse_complex
 from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
                                               symmetric_read_adjoint)
+from ...runtime.primitives.adjugates import cofactors, cofactors_jvp
 from ...runtime.primitives.linalg import check_full_rank
 from .core import adjoint, constant, d, tangent
 from .declarations import bilinear, linear
@@ -189,7 +189,7 @@ def inv_tangent(y, a):
 
 
 # d det(a) = tr(adj(a) da), adj(a)^T = det(a) a^-T the cofactors, which a singular matrix has
-# too (runtime/derivatives/degenerate_matrices.py).
+# too (runtime/primitives/adjugates.py).
 @adjoint(np.linalg.det)
 def det_rule(y, a):
     d[a] = np.expand_dims(d[y], (-2, -1)) * cofactors(a)
