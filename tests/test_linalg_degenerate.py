@@ -262,3 +262,18 @@ def test_eigh_eigenvalue_gradient_at_tied_eigenvalues_is_quiet():
                          autotrace.function(autotrace.grad(weighted_eigenvalues))(x),
                          autotrace.vmap(autotrace.grad(weighted_eigenvalues))(np.stack([x, x]))[0]):
             np.testing.assert_allclose(gradient, [1.0, 1.0, 1.0])
+
+
+def test_det_third_derivative_on_array_api_arrays():
+    xp = pytest.importorskip("array_api_strict")
+    a = POINTS["rank 2"]
+    rng = np.random.default_rng(11)
+    t, s = rng.standard_normal((2, 3, 3))
+
+    def along_t_and_s(b):
+        return autotrace.jvp(lambda c: np.sum(autotrace.grad(np.linalg.det)(c) * t), (b,),
+                             (s,))[1]
+    third = autotrace.function(autotrace.grad(along_t_and_s))(xp.asarray(a))
+    np.testing.assert_allclose(np.from_dlpack(third),
+                               np.einsum("ijklmn,ij,kl->mn", det_derivative(a, 3), t, s),
+                               atol=1e-12)
