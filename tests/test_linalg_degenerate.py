@@ -277,3 +277,16 @@ def test_det_third_derivative_on_array_api_arrays():
     np.testing.assert_allclose(np.from_dlpack(third),
                                np.einsum("ijklmn,ij,kl->mn", det_derivative(a, 3), t, s),
                                atol=1e-12)
+
+
+def test_det_derivatives_in_an_exported_module(tmp_path):
+    import importlib.util
+    hessian = autotrace.function(autotrace.jacfwd(autotrace.jacrev(np.linalg.det)))
+    path = tmp_path / "det_hessian.py"
+    autotrace.export(hessian, autotrace.Spec((3, 3)), str(path))
+    spec = importlib.util.spec_from_file_location("det_hessian", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in ("rank 2", "identity"):
+        np.testing.assert_allclose(module.jacfwd_jacrev_det(POINTS[name]),
+                                   det_derivative(POINTS[name], 2), atol=1e-12, err_msg=name)

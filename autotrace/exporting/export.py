@@ -49,7 +49,7 @@ from autotrace.variables import unique_names
 from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.passes import optimize
 from autotrace.runtime.execution.executor import graph_source
-from autotrace.runtime.ops import source_globals
+from autotrace.runtime.ops import primitives, source_globals
 from autotrace.runtime.tracing.spec import placeholders_of
 from autotrace.runtime.tracing.trees import leaves_with_paths
 
@@ -220,7 +220,11 @@ def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, dict
         if re.fullmatch(r"const[0-9]+", global_name):
             constants[global_name] = namespace[global_name]
         elif global_name in source_globals:
-            ops[global_name] = source_globals[global_name]
+            # what computes the op (a graph may call it through a function that records it
+            # where its arguments are traced: det's derivatives, runtime/primitives/adjugates.py)
+            primitive = primitives.get(global_name)
+            ops[global_name] = (source_globals[global_name] if primitive is None
+                                else primitive.impl)
         elif inspect.isfunction(namespace.get(global_name)):
             ops[global_name] = namespace[global_name]
         else:

@@ -18,17 +18,38 @@ from __future__ import annotations
 import numpy as np
 
 from ..abstract import AbstractArray, broadcast_shapes
-from ..array_api import NumpyNames
 from ..devices import array_module
-from .registry import bind, define_runtime_function, device_of_inputs, is_traced, shape_of
+from .registry import (bind, define_runtime_function, device_of_inputs, is_traced, shape_of,
+                       source_globals)
 
 
 def cofactors(a):
     """The cofactor matrix of each matrix of `a` (..., n, n), adj(a)^T: det(a) inv(a)^T where
     every matrix is invertible, from the singular value decomposition otherwise (and always of
     other libraries' arrays, where which case holds is not known)."""
-    if is_traced(a):
-        return bind("cofactors", a)
+    return bind("cofactors", a) if is_traced(a) else _computed_cofactors(a)
+
+
+def cofactors_jvp(a, t):
+    """The tangent of cofactors(a) along t, det's second derivative. It is its own transpose
+    (det's Hessian is symmetric), so the adjoint of cofactors calls it too."""
+    if is_traced(a) or is_traced(t):
+        return bind("cofactors_jvp", a, t)
+    return _computed_cofactors_jvp(a, t)
+
+
+def cofactors_jvp_cross(t, s, a):
+    """cofactors_jvp(a, t)'s derivative along s, a tangent of a: det's third derivative, the
+    matrix G with <G, L> = D^3 det(a)[t, s, L] (symmetric in t, s and L)."""
+    if is_traced(t) or is_traced(s) or is_traced(a):
+        return bind("cofactors_jvp_cross", t, s, a)
+    return _computed_cofactors_jvp_cross(t, s, a)
+
+
+# What the ops compute: NumPy code alone, which autotrace.export writes into a module.
+
+def _computed_cofactors(a):
+    """cofactors(a), computed."""
     if type(a) is np.ndarray:
         determinant = np.linalg.det(a)
         if np.all(determinant != 0):
@@ -45,13 +66,10 @@ def cofactors(a):
     return _from_diagonal(xp, u, vh, _conj(xp, u) * _products_but_one(s)[..., None, :])
 
 
-def cofactors_jvp(a, t):
-    """The tangent of cofactors(a) along t, det's second derivative: with a = U S V^H and
-    M = U^H t V, d adj(S)^T is diag(P m) - P * M^T, m = diag(M) and P_ij = prod_{k != i, j} s_k
-    off the diagonal, 0 on it. It is its own transpose (det's Hessian is symmetric), so the
-    adjoint of cofactors calls it too."""
-    if is_traced(a) or is_traced(t):
-        return bind("cofactors_jvp", a, t)
+def _computed_cofactors_jvp(a, t):
+    """cofactors_jvp(a, t), computed: with a = U S V^H and M = U^H t V, d adj(S)^T is
+    diag(P m) - P * M^T, m = diag(M) and P_ij = prod_{k != i, j} s_k off the diagonal, 0 on
+    it."""
     xp = array_module(a)
     u, s, vh = xp.linalg.svd(a)
     pairs = _products_but_two(s)
@@ -62,16 +80,13 @@ def cofactors_jvp(a, t):
     return _from_diagonal(xp, u, vh, _conj(xp, u) @ tangent_t)
 
 
-def cofactors_jvp_cross(t, s, a):
-    """cofactors_jvp(a, t)'s derivative along s, a tangent of a: det's third derivative, the
-    matrix G with <G, L> = D^3 det(a)[t, s, L] (symmetric in t, s and L). With a = U S V^H,
-    X = U^H t V, Y = U^H s V and P_pqr = prod_{k != p, q, r} s_k (0 where two of p, q, r are
-    equal), the derivative H of det at S has
+def _computed_cofactors_jvp_cross(t, s, a):
+    """cofactors_jvp_cross(t, s, a), computed: with a = U S V^H, X = U^H t V, Y = U^H s V and
+    P_pqr = prod_{k != p, q, r} s_k (0 where two of p, q, r are equal), the derivative H of det
+    at S has
         H_pq = sum_r P_pqr (X_qr Y_rp + Y_qr X_rp - X_qp Y_rr - Y_qp X_rr)     (p != q)
         H_pp = sum_ij P_pij (X_ii Y_jj - X_ij Y_ji).
     Zeros where s is (a tangent of t alone)."""
-    if is_traced(t) or is_traced(s) or is_traced(a):
-        return bind("cofactors_jvp_cross", t, s, a)
     if type(s) is np.ndarray and not np.any(s):
         return np.zeros(np.broadcast_shapes(np.shape(t), np.shape(s), np.shape(a)),
                         np.result_type(t, s, a))
@@ -117,11 +132,17 @@ def _conj(xp, m):
     return xp.conj(m) if "complex" in str(m.dtype) else m
 
 
+def _has_cumprod(xp) -> bool:
+    """Whether xp is NumPy or CuPy, not NumPy's names over another array library (which have
+    no cumprod)."""
+    return xp.__name__ in ("numpy", "cupy")
+
+
 def _products_but_one(s):
     """prod_{k != i} s_k for each i of the last axis (no division: exact where some s_k are
     0): the products before i times those after."""
     xp = array_module(s)
-    if isinstance(xp, NumpyNames):  # another library's arrays: no cumprod; n^2 products
+    if not _has_cumprod(xp):  # n^2 products
         return xp.prod(xp.where(xp.eye(s.shape[-1], dtype=bool), 1, s[..., None, :]), axis=-1)
     before, after = _products_around(xp, s)
     return before * after
@@ -149,7 +170,7 @@ def _products_but_two(s):
     the products before i, strictly between i and j, and after j."""
     xp = array_module(s)
     eye = xp.eye(s.shape[-1], dtype=bool)
-    if isinstance(xp, NumpyNames):  # no cumprod: n^3 products
+    if not _has_cumprod(xp):  # n^3 products
         left_out = eye[:, None, :] | eye[None, :, :]  # k == i or k == j
         pairs = xp.prod(xp.where(left_out, 1, s[..., None, None, :]), axis=-1)
         return xp.where(eye, 0, pairs)
@@ -166,7 +187,7 @@ def _products_but_three(s):
     xp = array_module(s)
     n = s.shape[-1]
     eye = xp.eye(n, dtype=bool)
-    if isinstance(xp, NumpyNames):  # no cumprod: n^4 products
+    if not _has_cumprod(xp):  # n^4 products
         left_out = eye[:, None, None, :] | eye[None, :, None, :] | eye[None, None, :, :]
         triples = xp.prod(xp.where(left_out, 1, s[..., None, None, None, :]), axis=-1)
         distinct = ~(eye[:, :, None] | eye[:, None, :] | eye[None, :, :])
@@ -200,9 +221,14 @@ def _stacks_batching(call):
     return call.bind(*[call.aligned(position, ndim) for position in range(len(call.args))])
 
 
-define_runtime_function("cofactors", cofactors, _result, fresh=True,
-                        batching=_stacks_batching)
-define_runtime_function("cofactors_jvp", cofactors_jvp, _result, fresh=True,
-                        batching=_stacks_batching)
-define_runtime_function("cofactors_jvp_cross", cofactors_jvp_cross, _result,
-                        fresh=True, batching=_stacks_batching)
+def _define(name, dispatcher, computed):
+    """The op `name`, computed by `computed`; graphs call it as `dispatcher`, which is what
+    rule bodies call, so that a derivative built from a graph has its rules and records it as
+    one op where its arguments are traced (autotrace.export writes `computed`)."""
+    define_runtime_function(name, computed, _result, fresh=True, batching=_stacks_batching)
+    source_globals[name] = dispatcher
+
+
+_define("cofactors", cofactors, _computed_cofactors)
+_define("cofactors_jvp", cofactors_jvp, _computed_cofactors_jvp)
+_define("cofactors_jvp_cross", cofactors_jvp_cross, _computed_cofactors_jvp_cross)
