@@ -512,8 +512,9 @@ def _output_axes(template, out_axes, count: int) -> list:
             raise ValueError(f"autotrace.vmap: out_axes gives a {type(spec).__name__} for the "
                              f"result{path}, which is a {type(tree).__name__}")
         node_type = registered(type(tree))
-        if isinstance(tree, _Slot):
-            axes[tree.index] = spec
+        if isinstance(tree, _Slot):  # (a returned either-value's flag too: its `indices`)
+            for index in tree.indices:
+                axes[index] = spec
         elif node_type is not None:  # a registered pytree: each child by `spec`
             for index, child in enumerate(node_type.flatten(tree)[0]):
                 walk(child, spec, f"{path}<{index}>")

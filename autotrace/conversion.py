@@ -23,6 +23,7 @@ import numpy as np
 from autotrace import runtime
 from autotrace import transforms
 from autotrace.runtime.tracing.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
+from autotrace.runtime.tracing.tracer_eithers import function_name as numpy_name, on_each_path_call
 from autotrace.runtime.tracing.tracer_list_arguments import reads_arrays, with_lists_as_arrays
 from autotrace.transforms.control_flow.control_flow_build import convert
 from autotrace.transforms.analysis.calls import note_own_rule
@@ -103,9 +104,10 @@ def converted(callee):
     except TypeError:  # unhashable
         replacement, numpy_callee = None, False
     if replacement is not None:
-        return replacement
+        return on_each_path_call(replacement, numpy_name(callee)) \
+            if _is_numeric_function(callee) else replacement
     if numpy_callee:  # a list of traced values read as an array: np.linalg.norm([a, b])
-        return with_lists_as_arrays(callee)
+        return on_each_path_call(with_lists_as_arrays(callee), numpy_name(callee))
     inner = getattr(callee, "__autotrace_python_function__", None)
     if inner is not None and not inspect.isfunction(callee):
         return for_tracing(inner)
@@ -115,6 +117,14 @@ def converted(callee):
     if inspect.isfunction(callee) and _is_user_function(callee):
         return for_tracing(callee)
     return callee
+
+
+def _is_numeric_function(callee) -> bool:
+    """Whether `callee` is NumPy's or the math module's: one that an either-value given it
+    meets on each of its paths (runtime/tracing/tracer_eithers.py); not a random draw, which
+    would draw twice, nor a builtin of Python's types (isinstance, max)."""
+    module = getattr(callee, "__module__", None) or ""
+    return module == "math" or module.split(".")[0] == "numpy" and "random" not in module
 
 
 class FrozenRandomWarning(UserWarning):

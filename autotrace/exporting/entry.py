@@ -180,11 +180,11 @@ def _is_namedtuple(cls: type) -> bool:
 def result_source(structure, entry_name: str, classes: ResultClasses) -> str:
     """The expression that rebuilds the function's result from the graph's `_outputs`."""
     if structure.single:
-        return "_outputs[0]"
+        return structure.template.source("_outputs")
 
     def write(template) -> str:
         if isinstance(template, _Slot):
-            return f"_outputs[{template.index}]"
+            return template.source("_outputs")
         if type(template) is dict:
             return "{" + ", ".join(f"{literal(key, entry_name)}: {write(value)}"
                                    for key, value in template.items()) + "}"

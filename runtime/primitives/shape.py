@@ -20,7 +20,7 @@ from .. import array_api_index
 from ..devices import reshape_view
 from ..unknown_sizes import static_shape
 from .registry import (SAME_NAME, UntraceableError, array_method, bind, declare,
-                       define_function, define_runtime_function, define_traced_function,
+                       define_function, define_runtime_function, define_traced_function, is_traced,
                        normalize_axes, normalize_axis, read_only_view,
                        reject_arguments, shape_of, size_of, static, traces, untraceable_shape)
 from .batching import axis_batching, shifted
@@ -416,7 +416,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 @traces(np.stack, makes_array=True)
 def bind_stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     reject_arguments("numpy.stack", out=out, dtype=dtype)
-    arrays = list(arrays)
+    # (a Python number among them an array of its own dtype, as NumPy's asanyarray makes it)
+    arrays = [array if is_traced(array) else np.asanyarray(array) for array in arrays]
     axis = normalize_axis(static(axis, "the axis"), np.ndim(arrays[0]) + 1, "numpy.stack")
     return bind("stack", *arrays, axis=axis)
 

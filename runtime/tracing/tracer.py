@@ -73,7 +73,8 @@ from .tracer_sizes import sizes_as_values
 from .tracer_text import tracer_format, tracer_text
 from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
                           rebinds_in_place, stands_for)
-from .weak_scalars import operator_method, weak_power, weak_ufunc
+from .weak_scalars import holds_either, operator_method, weak_power, weak_ufunc
+from .tracer_eithers import EitherOutputs, on_each_path_call, refuse_written_either
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, snapshot_copy, write_into)
 from ..errors import TracerConversionError
@@ -333,6 +334,8 @@ class Tracer:
         if binding is None:
             raise untraceable(func)
         args, kwargs = read_cells(args), read_cells(kwargs)
+        if holds_either((args, kwargs)):  # (tracer_eithers.py: as on each path, then chosen)
+            return on_each_path_call(func)(*args, **kwargs)
         if func is np.real and args[0] is self and not np.iscomplexobj(self):
             return self  # as NumPy's: the same array, so writes into it change self
         out, args, kwargs = take_out(func, args, kwargs)
@@ -582,9 +585,9 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     try:
         with capturing(builder.new_input, builder, allow_state_creation) as scope:
             result, sizes = sizes_as_values(function(*traced_args, **traced_kwargs))
-            template = map_arrays(result, output_slot)
+            template = EitherOutputs(output_slot).slots(result)  # (tracer_eithers.py)
             for value in scope.written_values():
-                output_slot(value)
+                output_slot(refuse_written_either(value))
             if kept is not None:
                 kept.refuse_changes(source)
     finally:

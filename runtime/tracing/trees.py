@@ -88,8 +88,7 @@ class OutputStructure:
         if self.arguments_written or self.zero_d_written:
             self.refuse_arguments(arrays)
         if not self.captured and not self.written:
-            outputs = self._zero_d_arrays(compiled(*arrays))
-            return outputs[0] if self.single else self.unflatten(outputs)
+            return self.unflatten(self._zero_d_arrays(compiled(*arrays)))
         outputs = self._zero_d_arrays(
             compiled(*arrays, *[cell._value for cell in self.captured]))
         if self.written:
@@ -131,7 +130,7 @@ class OutputStructure:
     def unflatten(self, outputs: tuple):
         """The function's result, from the compiled graph's flat tuple of outputs."""
         if self.single:
-            return outputs[0]
+            return self.template.fill(outputs)
         if self.constant:
             return self.template
         return _fill(self.template, outputs)
@@ -146,13 +145,23 @@ class _Slot:
     def __init__(self, index: int):
         self.index = index
 
+    def fill(self, outputs):
+        """Its value among a graph's `outputs` (runtime/tracing/tracer_eithers.py EitherSlot)."""
+        return outputs[self.index]
+
+    indices = property(lambda self: (self.index,))  # the graph outputs it is made of
+
+    def source(self, outputs: str) -> str:
+        """The expression of its value, in code whose graph outputs are the list `outputs`."""
+        return f"{outputs}[{self.index}]"
+
     def __repr__(self) -> str:
         return f"<output {self.index}>"
 
 
 def _fill(template, outputs):
     if isinstance(template, _Slot):
-        return outputs[template.index]
+        return template.fill(outputs)
     node_type = registered(type(template))
     if node_type is not None:
         children, aux = node_type.flatten(template)

@@ -17,9 +17,11 @@ it is computed as on each path, the number's result and the NumPy scalar's (`m *
 `0.1 * y` on one, `x[0] * y` on the other), and the traced condition chooses. Where the two
 results are of different dtypes (`m * h16`: float16 one way, float32 the other), or the
 number is an int cast to an integer dtype that may not hold it (NumPy's OverflowError), there
-is no one value to give, and that is refused. Elsewhere (a NumPy function, a method, a
-result, a derivative's seed) it is the NumPy scalar's float dtype, as the old join gave it
-(`either_value`), or the exact value for ints.
+is no one value to give, and that is refused. A NumPy function given it is computed so too,
+and a result gives back the kind of the path taken (runtime/tracing/tracer_eithers.py: the
+one rule for what it is where it meets no operator). Elsewhere (a method, a derivative's seed)
+it is the NumPy scalar's float dtype, as the old join gave it (`either_value`), or the exact
+value for ints.
 """
 from __future__ import annotations
 
@@ -104,12 +106,12 @@ def holding_dtype(first, second) -> np.dtype | None:
 
 def either_value(exact, first, second, flag, where: str, number=None):
     """The either-value of kinds `first` and `second` (by `flag`) whose value in a dtype that
-    holds both exactly is `exact`. What it is elsewhere than in a ufunc or operator (a NumPy
-    function, a method, a result, a derivative's seed) is in the NumPy scalar's dtype where
-    that is a floating one and the other kind a Python number: a float32 program's values stay
-    float32, as JAX's and tf.function's do (the number, where its path is taken, rounded to it,
-    as NumPy rounds it where it meets the program's values); else the exact value (an int out
-    of a uint8's range is not wrapped)."""
+    holds both exactly is `exact`. What it is elsewhere than in a ufunc, operator, NumPy
+    function or result (tracer_eithers.py: a method, a derivative's seed) is in the NumPy
+    scalar's dtype where that is a floating one and the other kind a Python number: a float32
+    program's values stay float32, as JAX's and tf.function's do (the number, where its path
+    is taken, rounded to it, as NumPy rounds it where it meets the program's values); else
+    the exact value (an int out of a uint8's range is not wrapped)."""
     kinds = (first, second)
     shown = next((kind for kind in kinds if not isinstance(kind, type)), None)
     if shown is None or shown.kind not in "fc" or all(not isinstance(kind, type)
@@ -151,18 +153,63 @@ def is_weak(value) -> bool:
 
 
 
-def _on_each_path(compute, inputs: tuple, what: str):
-    """`compute(*inputs)` where an input is an either-value: computed as on each of its paths,
-    and one of the two results chosen by its condition."""
-    position, either = next((position, either_of(value)) for position, value in enumerate(inputs)
-                            if either_of(value) is not None)
-    value = exact_of(inputs[position])
-    results = [compute(*inputs[:position], _as_kind(value, kind), *inputs[position + 1:])
-               for kind in (either.first, either.second)]  # (exact: it is one on that path)
-    for kind, result in zip((either.first, either.second), results):
+def on_each_path(compute, args: tuple, kwargs: dict, what: str, numbers: bool = False,
+                 zero_d_array=None):
+    """`compute(*args, **kwargs)` where a leaf of `args` or `kwargs` (in lists, tuples and
+    dicts) is an either-value: computed as on each of its paths, once with the NumPy scalar it
+    is on one and once with the Python number it is on the other (`numbers`: the number itself
+    where it is known while tracing, as NumPy's functions take it; else, and for operators, a
+    weak value that stands for it), and one of the two results chosen by its condition
+    (`choose`, which refuses results NumPy gives of two dtypes, and reads `zero_d_array`).
+    `compute` is called once per path, so meets the other either-values of its arguments
+    itself. What writes into an array (`out=`, np.copyto) would write twice: refused."""
+    leaf = _first_either((args, kwargs))
+    either, value = either_of(leaf), exact_of(leaf)
+    if kwargs.get("out") is not None:
+        raise _refused_write(either, what)
+    results = []
+    for kind in (either.first, either.second):  # (exact: it is one on that path)
+        path_value = either.number if numbers and isinstance(kind, type) and \
+            either.number is not None else _as_kind(value, kind)
+        path_args, path_kwargs = _replaced((args, kwargs), leaf, path_value)
+        results.append(compute(*path_args, **path_kwargs))
+        if results[-1] is None:  # (np.copyto, np.fill_diagonal: written into an argument)
+            raise _refused_write(either, what)
         if kind is int:
-            _refuse_int_out_of_range(either, result, what)
-    return choose(either, *results, what=what)
+            _refuse_int_out_of_range(either, results[-1], what)
+    return choose(either, *results, what=what, zero_d_array=zero_d_array)
+
+
+def holds_either(tree) -> bool:
+    """Whether `tree` is an either-value or a list, tuple or dict holding one."""
+    return _first_either(tree) is not None
+
+
+def _first_either(tree):
+    if isinstance(tree, (list, tuple)) or type(tree) is dict:
+        return next((leaf for item in (tree.values() if type(tree) is dict else tree)
+                     if (leaf := _first_either(item)) is not None), None)
+    return tree if either_of(tree) is not None else None
+
+
+def _replaced(tree, leaf, new):
+    """`tree` with `leaf` (each time it is there) replaced by `new`."""
+    if tree is leaf:
+        return new
+    if type(tree) in (list, tuple):
+        return type(tree)(_replaced(item, leaf, new) for item in tree)
+    if type(tree) is dict:
+        return {key: _replaced(item, leaf, new) for key, item in tree.items()}
+    return tree
+
+
+def _refused_write(either: Either, what: str) -> UntraceableError:
+    scalar = _dtype_name(either.first, either.second)
+    return UntraceableError(
+        f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
+        f"{_kind_name(either.second)} on the other, and {what} writes it into an array, which "
+        f"would be written as on each path: give the variable one type on every path (write "
+        f"np.{scalar}(...) of the Python number set on one of them)")
 
 
 def _refuse_int_out_of_range(either: Either, result, what: str) -> None:
@@ -192,37 +239,78 @@ def _as_kind(value, kind):
     return astype(value, kind)
 
 
-def choose(either: Either, first, second, what: str):
+def choose(either: Either, first, second, what: str, zero_d_array=None):
     """`first` where `either.flag`, else `second`: one value of one kind, an either-value
     where they are of two kinds. Refused where NumPy would give them more kinds, or kinds no
-    dtype holds both of, or two NumPy kinds (a float32 and a float16 scalar): what is not
-    computed as on each path, a NumPy function or a result, would have one of them only."""
-    if isinstance(first, tuple):
-        return tuple(choose(either, *pair, what=what) for pair in zip(first, second))
+    dtype holds both of, or two NumPy kinds (a float32 and a float16 scalar), or two shapes:
+    what is not computed as on each path, a NumPy function or a result, would have one of
+    them only. `zero_d_array(value)`: whether a 0-d value stands for a 0-d array, not a NumPy
+    scalar (refused where one path's is and the other's not); None: each a NumPy scalar."""
+    if type(first) in (tuple, list) and type(second) is type(first) \
+            and len(first) == len(second):
+        return type(first)(choose(either, *pair, what=what, zero_d_array=zero_d_array)
+                           for pair in zip(first, second))
+    if _same_constant(first, second):  # (np.shape of it: () on both paths)
+        return first
     paths = [_paths(first), _paths(second)]
     kinds = []
     for kind in (kind for path in paths for kind in path[:2]):
         if not any(same_kind(kind, known) for known in kinds):
             kinds.append(kind)
     holding = holding_dtype(*kinds) if len(kinds) == 2 else None
+    arrays = [zero_d_array is not None and np.ndim(value) == 0 and zero_d_array(value)
+              for value in (first, second)]
     if len(kinds) > 2 or len(kinds) == 2 and (holding is None or np.ndim(first) != 0 or not any(
             isinstance(kind, type) for kind in kinds)):
-        raise UntraceableError(
-            f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
-            f"{_kind_name(either.second)} on the other, and {what} of it gives "
-            f"{' or '.join(_kind_name(kind) for kind in kinds)}, depending on the path: one "
-            f"traced value has one dtype. Give the variable one type on every path (write "
-            f"np.{_dtype_name(either.first, either.second)}(...) of a Python number set on one "
-            f"of them)")
+        raise _refused(either, what, " or ".join(_kind_name(kind) for kind in kinds))
+    if _shape(first) != _shape(second) or arrays[0] != arrays[1]:
+        shown = ["a 0-d array" if array else f"an array of shape {_shape(value)}"
+                 if np.ndim(value) else "a NumPy scalar"
+                 for value, array in zip((first, second), arrays)]
+        raise _refused(either, what, " or ".join(shown))
     if len(kinds) == 1:
-        chosen = _scalar(np.where(either.flag, first, second))
+        chosen = np.where(either.flag, first, second)
+        if arrays[0] or np.ndim(chosen) != 0:
+            return chosen
+        chosen = _scalar(chosen)
         return make_weak(chosen) if isinstance(kinds[0], type) else chosen
     flags = [is_kind(path, kinds[0]) for path in paths]  # (where each is of the first kind)
     flag = either.flag if flags[0] is True and flags[1] is False \
         else np.where(either.flag, *flags)
-    chosen = np.where(either.flag, astype(exact_of(first), holding),
-                      astype(exact_of(second), holding))
+    chosen = np.where(either.flag, _in_dtype(exact_of(first), holding),
+                      _in_dtype(exact_of(second), holding))
     return either_value(_scalar(chosen), *kinds, flag, either.where)
+
+
+def _refused(either: Either, what: str, gives: str) -> UntraceableError:
+    return UntraceableError(
+        f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
+        f"{_kind_name(either.second)} on the other, and {what} of it gives {gives}, depending "
+        f"on the path: one traced value has one dtype. Give the variable one type on every "
+        f"path (write np.{_dtype_name(either.first, either.second)}(...) of a Python number set "
+        f"on one of them)")
+
+
+def _shape(value) -> tuple:
+    return value.shape if is_traced(value) else np.shape(value)
+
+
+def _same_constant(first, second) -> bool:
+    """Whether `first` and `second` are one value known while tracing, of one type."""
+    if is_traced(first) or is_traced(second) or type(first) is not type(second):
+        return False
+    if isinstance(first, (np.ndarray, np.generic)):
+        return first.dtype == second.dtype and first.shape == second.shape and bool(
+            np.array_equal(first, second, equal_nan=first.dtype.kind in "fc"))
+    try:
+        return bool(first == second)
+    except (TypeError, ValueError):
+        return False
+
+
+def _in_dtype(value, dtype):
+    """The scalar `value` (traced, or known while tracing) as `dtype`."""
+    return astype(value, dtype) if is_traced(value) else np.asarray(value).astype(dtype)[()]
 
 
 def _paths(value) -> tuple:
@@ -277,8 +365,8 @@ def weak_ufunc(ufunc, *inputs, operator: bool = True):
     operators (`operator`, not NumPy's function) on weak values and Python numbers alone is
     weak again. An either-value gives each path's result, chosen between by its condition."""
     if any(either_of(value) is not None for value in inputs):
-        return _on_each_path(lambda *values: weak_ufunc(ufunc, *values, operator=operator),
-                             inputs, f"np.{ufunc.__name__}")
+        return on_each_path(lambda *values: weak_ufunc(ufunc, *values, operator=operator),
+                            inputs, {}, f"np.{ufunc.__name__}")
     if not any(_traced_weak(value) for value in inputs):
         return apply_ufunc(ufunc, "__call__", *inputs)
     if all(is_weak(value) for value in inputs):
@@ -292,7 +380,7 @@ def weak_ufunc(ufunc, *inputs, operator: bool = True):
 def weak_power(base, exponent):
     """`base ** exponent` (primitives/elementwise.py `power`) where either may be weak."""
     if either_of(base) is not None or either_of(exponent) is not None:
-        return _on_each_path(weak_power, (base, exponent), "**")
+        return on_each_path(weak_power, (base, exponent), {}, "**")
     if not (_traced_weak(base) or _traced_weak(exponent)):
         return power(base, exponent)
     if is_weak(base) and is_weak(exponent):  # (Python's types of two ints' power: weak_ints)
