@@ -29,6 +29,7 @@ from autotrace.runtime.derivatives.structure import array_module
 from autotrace.runtime.python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS,
                                                UNARY_OPERATORS)
 from autotrace.runtime.tracing.tracer import Tracer
+from autotrace.runtime.tracing.weak_scalars import exact_of
 
 _UIDS = itertools.count()
 
@@ -152,6 +153,8 @@ class Variable(StateCell):
         value = self._checked(value, "assign")
         shape, dtype = self.shape, self.dtype
         if isinstance(value, Tracer):
+            # (an either-value exactly, cast as NumPy casts the Python number or the scalar)
+            value = exact_of(value)
             if value.dtype != dtype:
                 value = value.astype(dtype)
             if value.shape != shape:

@@ -169,3 +169,73 @@ def test_gradients_through_numpy_functions_of_an_either_value(x):
     assert traced.dtype == eager.dtype == np.float32
     np.testing.assert_array_equal(traced, eager)
     assert autotrace.function(number_or_product)(x32) == number_or_product(x32)
+
+
+def assigned_into_float64(x, big):
+    y = np.zeros(3)  # a NumPy array made here: 0.1 is written as 0.1, not as a float32
+    y[0] = big
+    w = x.astype(np.float64)  # a traced one
+    w[1:] = big
+    return y, w
+
+
+@pytest.mark.parametrize("x", PATHS, ids=["number", "scalar"])
+def test_an_either_value_assigned_into_an_array_is_cast_as_on_each_path(x):
+    eager = big_or_one(x, assigned_into_float64, 0.1)
+    _assert_numpys(autotrace.function(big_or_one)(x, assigned_into_float64, 0.1), eager)
+    assert (eager[0][0] == 0.1) == (x is NUMBER_PATH)
+
+
+def item_or_number(x, s, number):
+    c = x[0] if s > 0 else number
+    y = np.zeros(2, np.uint8)
+    y[0] = c
+    return y
+
+
+@pytest.mark.parametrize("s", [1.0, -1.0])
+def test_an_int_assigned_that_the_arrays_dtype_does_not_hold_is_refused(s):
+    x = np.array([3], np.uint8)
+    line = item_or_number.__code__.co_firstlineno + 1
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.function(item_or_number)(x, np.float64(s), 300)
+    assert str(caught.value).startswith(
+        f"{__file__}:{line}: x[0] if s > 0 else number\n  leaves this variable a NumPy uint8 "
+        f"value on one path and a Python int on the other, and an assignment into an array of "
+        f"it raises NumPy's OverflowError on one path (Python integer 300 out of bounds for "
+        f"uint8), which one graph cannot raise on that path alone")
+    traced = autotrace.function(item_or_number)(x, np.float64(s), 7)
+    _assert_numpys(traced, item_or_number(x, s, 7))
+
+
+@pytest.mark.parametrize("x", PATHS, ids=["number", "scalar"])
+@pytest.mark.parametrize("start", [np.float32(0.0), 0.0], ids=["float32", "float64"])
+def test_an_either_value_assigned_to_a_variable_is_cast_as_on_each_path(start, x):
+    variable = autotrace.Variable(start)
+
+    def assign(x, big):
+        variable.assign(big)
+        return x
+    big_or_one(x, assign, 0.1)
+    eager = variable.numpy().copy()
+    autotrace.function(big_or_one)(x, assign, 0.1)
+    _assert_numpys(variable.numpy(), eager)
+
+
+class Holder:
+    scale = np.zeros(())
+
+
+def test_an_either_value_kept_in_an_objects_state_is_refused():
+    holder = Holder()
+
+    def keep(x, big):
+        holder.scale = big
+        return x
+    line = big_or_one.__code__.co_firstlineno + 1
+    with pytest.raises(UntraceableError) as caught:
+        autotrace.function(big_or_one)(NUMBER_PATH, keep, 0.1)
+    assert str(caught.value).startswith(
+        f"{__file__}:{line}: number if np.sum(x) > 0 else np.float32(1.0)\n  leaves this "
+        f"variable a Python number on one path and a NumPy float32 value on the other, and it "
+        f"is kept in the function's state (an object's array), which holds one dtype")

@@ -45,6 +45,8 @@ from ..python_operators import AUGMENTED_OPERATORS
 from .tracer import (Tracer, TracerConversionError,
                                       set_item as _set_array_item)
 from .refused_functions import REFUSED_FUNCTIONS
+from .tracer_eithers import assigned
+from .weak_scalars import holds_either
 from .scalar_types import SCALAR_TYPES
 from .type_checks import getattr_, hasattr_, isinstance_, isscalar_, scalar_as_array, type_
 from ..unknown_sizes import with_unknown_sizes
@@ -68,6 +70,8 @@ def set_item(target, index, value, *, op: str | None = None, where: str | None =
         return target
     if where is not None and isinstance(target, np.ndarray) and writes_traced(index, value):
         refuse_unfollowed_write(target, where, unfollowed, holders)
+    if isinstance(target, np.ndarray) and holds_either(value):  # (a traced one's: its own)
+        return assigned(target, index, value)  # (cast as on each path: tracer_eithers.py)
     return _set_array_item(target, index, value)
 
 

@@ -74,7 +74,7 @@ from .tracer_text import tracer_format, tracer_text
 from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
                           rebinds_in_place, stands_for)
 from .weak_scalars import holds_either, operator_method, weak_power, weak_ufunc
-from .tracer_eithers import EitherOutputs, on_each_path_call, refuse_written_either
+from .tracer_eithers import EitherOutputs, assigned, on_each_path_call, refuse_written_either
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, snapshot_copy, write_into)
 from ..errors import TracerConversionError
@@ -382,7 +382,7 @@ class Tracer:
 
     def __setitem__(self, index, value):
         refuse_change_of_argument(self, "{}[...] = ...")
-        write_value(self, setitem(self, index, value))
+        write_value(self, assigned(self, index, value))  # (setitem; tracer_eithers.py)
 
     # --- methods -----------------------------------------------------------------------------
     def reshape(self, *shape, order="C", **copy):  # copy=: NumPy 2.1 and later

@@ -16,9 +16,11 @@ float64 one way, float32 the other), no one graph value is NumPy's on both paths
 the `if` that made the value, naming the function. Never one value rounded to the scalar's
 dtype: 1e40 is inf as a float32.
 
+Assigned into an array (`y[0] = big`), it is cast to the array's dtype as on each path.
 Returned, it is the graph's value in the dtype that holds both kinds exactly (float64 above),
 with its flag a further output; each call gives back the kind of the path its flag says (the
-Python float, or the np.float32). Written into a Variable it is refused: that holds one dtype.
+Python float, or the np.float32). Assigned to a Variable it is cast to the Variable's dtype
+as on each path; kept as it is in other state (an object's array) it is refused.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import functools
 
 import numpy as np
 
+from ..primitives.index import setitem
 from ..primitives.registry import UntraceableError, is_traced
 from .trees import _Slot, map_arrays
 from .type_checks import is_zero_d_array
@@ -52,6 +55,11 @@ def function_name(function) -> str:
     module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
     name = getattr(function, "__name__", type(function).__name__)
     return f"{module}.{name}" if module and not module.startswith("np._") else f"np.{name}"
+
+
+# `x[index] = value`: NumPy casts the Python number, or the NumPy scalar, to x's dtype (a
+# float64 x holds 0.1 itself, not 0.1 rounded to the other path's float32)
+assigned = on_each_path_call(setitem, "an assignment into an array")
 
 
 class EitherOutputs:
@@ -106,7 +114,7 @@ class EitherSlot(_Slot):
 
 
 def refuse_written_either(value):
-    """`value`, a graph output other than a returned either-value (a Variable's value the
+    """`value`, a graph output other than a returned either-value (the value of state the
     trace writes); refused where it is an either-value."""
     either = either_of(value) if is_traced(value) else None
     if either is None:
@@ -114,6 +122,6 @@ def refuse_written_either(value):
     scalar = next(kind for kind in (either.first, either.second) if not isinstance(kind, type))
     raise UntraceableError(
         f"{either.where}\n  leaves this variable a Python number on one path and a NumPy "
-        f"{scalar} value on the other, and it is written into a Variable, which holds one "
-        f"dtype: give it one type on every path (write np.{scalar}(...) of the Python number "
-        f"set on one of them)")
+        f"{scalar} value on the other, and it is kept in the function's state (an object's "
+        f"array), which holds one dtype: give it one type on every path (write "
+        f"np.{scalar}(...) of the Python number set on one of them)")

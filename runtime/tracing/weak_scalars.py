@@ -172,7 +172,10 @@ def on_each_path(compute, args: tuple, kwargs: dict, what: str, numbers: bool = 
         path_value = either.number if numbers and isinstance(kind, type) and \
             either.number is not None else _as_kind(value, kind)
         path_args, path_kwargs = _replaced((args, kwargs), leaf, path_value)
-        results.append(compute(*path_args, **path_kwargs))
+        try:
+            results.append(compute(*path_args, **path_kwargs))
+        except OverflowError as error:  # (NumPy's, for the int on its path alone)
+            raise _refused_overflow(either, what, error) from None
         if results[-1] is None:  # (np.copyto, np.fill_diagonal: written into an argument)
             raise _refused_write(either, what)
         if kind is int:
@@ -201,6 +204,16 @@ def _replaced(tree, leaf, new):
     if type(tree) is dict:
         return {key: _replaced(item, leaf, new) for key, item in tree.items()}
     return tree
+
+
+def _refused_overflow(either: Either, what: str, error: OverflowError) -> UntraceableError:
+    scalar = _dtype_name(either.first, either.second)
+    return UntraceableError(
+        f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
+        f"{_kind_name(either.second)} on the other, and {what} of it raises NumPy's "
+        f"OverflowError on one path ({error}), which one graph cannot raise on that path "
+        f"alone: give the variable one type on every path (write np.{scalar}(...) of the "
+        f"Python number set on one of them)")
 
 
 def _refused_write(either: Either, what: str) -> UntraceableError:
