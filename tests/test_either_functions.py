@@ -5,6 +5,7 @@ inf as a float32), and refused at the `if` where NumPy gives two dtypes by the p
 """
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -239,3 +240,18 @@ def test_an_either_value_kept_in_an_objects_state_is_refused():
         f"{__file__}:{line}: number if np.sum(x) > 0 else np.float32(1.0)\n  leaves this "
         f"variable a Python number on one path and a NumPy float32 value on the other, and it "
         f"is kept in the function's state (an object's array), which holds one dtype")
+
+
+def big_and_x(x):
+    big = 1e40 if np.sum(x) > 0 else np.float32(1.0)
+    return big, x
+
+
+def test_an_exported_function_returns_the_kind_of_the_path_taken(tmp_path):
+    path = autotrace.export(autotrace.function(big_and_x), autotrace.Spec((2,), np.float32),
+                            tmp_path / "big_and_x.py")
+    spec = importlib.util.spec_from_file_location("big_and_x_exported", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for x in PATHS:
+        _assert_numpys(module.big_and_x(x), big_and_x(x))
