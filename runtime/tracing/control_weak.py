@@ -12,9 +12,9 @@ either-value (weak_scalars.py, `either_join`) that computes what NumPy does on e
 a ufunc, operator or NumPy function does (tracer_eithers.py), refused where the two paths give
 two dtypes (0.5 or a float32 scalar times a float16 array: float16 one way, float32 the other;
 3 or np.float64(3.0) times a float32 array; np.full(3, 0.5) or of a float32), since one traced
-value has one dtype; returned, it is the kind of the path taken. No one dtype can stand for both: the number is weak,
-the scalar not, and some array tells them apart. A number that the body
-leaves a Python number (`lr *= 0.9`, `n = n + 1`) is carried in Python's own dtype (int64,
+value has one dtype; returned, it is the kind of the path taken. No one dtype can stand for
+both: the number is weak, the scalar not, and some array tells them apart. A number that the
+body leaves a Python number (`lr *= 0.9`, `n = n + 1`) is carried in Python's own dtype (int64,
 float64, complex128) as a weak scalar (runtime/tracing/weak_scalars.py): where it meets a
 float32 array in the body or after the loop (`w - lr * g`), it is rounded to float32 first, as
 NumPy rounds the number, so that `w` stays float32 as it does eagerly; Python's operators on
