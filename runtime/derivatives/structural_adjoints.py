@@ -416,7 +416,13 @@ def untake(g, a, indices, axis=None, mode="raise"):
     axis = 0 if axis is None else axis % len(shape)
     length = taken_from[axis]
     index = xp.ravel(indices if _is_traced(indices) else xp.asarray(indices))
-    index = xp.clip(index, 0, length - 1) if mode == "clip" else index % length
+    if mode == "clip":
+        index = xp.clip(index, 0, length - 1)
+    elif mode == "wrap":
+        index = index % length
+    # Under "raise" the indices go to the scatter as they are: it raises NumPy's IndexError
+    # for one out of range, as np.take did. A traced gradient may never compute the take
+    # itself (its value unused), so wrapping here would send the gradient to a wrong row.
     values = xp.reshape(g, taken_from[:axis] + (index.size,) + taken_from[axis + 1:])
     out = xp.zeros((length,) + taken_from[:axis] + taken_from[axis + 1:],
                    dtype=xp.result_type(g, 1.0))

@@ -1,0 +1,63 @@
+"""Values found wrong in a review of the model-building stack and vmap, each checked against
+a reference computed by hand in NumPy."""
+import numpy as np
+import pytest
+
+import autotrace as at
+from autotrace import layers
+
+
+def _table():
+    return np.arange(10.0).reshape(5, 2)
+
+
+def _linear_in_take(x, ids):
+    # the take's value is unused by the gradient: a traced gradient never computes it
+    return np.sum(np.take(x, ids, axis=0) * 3)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("ids", [[7], [5], [-6]])
+def test_gradient_of_take_refuses_an_index_out_of_range(traced, ids):
+    gradient = at.grad(_linear_in_take)
+    if traced:
+        gradient = at.function(gradient)
+    with pytest.raises(IndexError, match=f"index {ids[0]} is out of bounds for axis 0 with "
+                                         f"size 5"):
+        gradient(_table(), np.array(ids))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_gradient_of_take_adds_at_the_rows_taken(traced):
+    gradient = at.grad(_linear_in_take)
+    if traced:
+        gradient = at.function(gradient)
+    expected = np.zeros((5, 2))
+    expected[4] += 3  # -1 is the last row, as NumPy reads it
+    expected[1] += 6  # taken twice
+    np.testing.assert_array_equal(gradient(_table(), np.array([-1, 1, 1])), expected)
+
+
+@pytest.mark.parametrize("mode, rows", [("wrap", [2, 4, 1]), ("clip", [4, 0, 1])])
+def test_gradient_of_take_wraps_or_clips_as_its_mode_says(mode, rows):
+    def loss(x, ids):
+        return np.sum(np.take(x, ids, axis=0, mode=mode) * 3)
+    expected = np.zeros((5, 2))
+    for row in rows:  # the rows np.take(..., mode=mode) reads for 7, -6 and 1
+        expected[row] += 3
+    for gradient in (at.grad(loss), at.function(at.grad(loss))):
+        np.testing.assert_array_equal(gradient(_table(), np.array([7, -6, 1])), expected)
+
+
+def test_traced_embedding_gradient_refuses_an_index_out_of_range():
+    embedding = layers.Embedding(5, 2)
+    embedding(np.array([0]))
+    gradient = at.function(at.implicit_grad(lambda ids: np.sum(embedding(ids))))
+    expected = np.zeros((5, 2))
+    expected[[1, 3]] = 1
+    (rows, variable), = gradient(np.array([1, 3]))
+    assert variable is embedding.embeddings
+    np.testing.assert_array_equal(rows, expected)
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+        gradient(np.array([7]))
+
