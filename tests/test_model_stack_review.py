@@ -61,3 +61,21 @@ def test_traced_embedding_gradient_refuses_an_index_out_of_range():
     with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
         gradient(np.array([7]))
 
+
+def _scattered(weights, ids):
+    # the form autotrace's error for np.bincount's weights asks for
+    counts = np.zeros_like(weights, shape=(3,))
+    np.add.at(counts, ids, weights)
+    return np.sum(counts * np.arange(3.0))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_gradient_through_add_at_with_a_constant_seed(traced):
+    # the gradient reaching np.add.at is a constant array, read at the traced ids
+    gradient = at.grad(_scattered)
+    if traced:
+        gradient = at.function(gradient)
+    ids = np.array([0, 1, 1, 2])
+    np.testing.assert_array_equal(gradient(np.arange(4.0), ids), np.arange(3.0)[ids])
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        gradient(np.arange(4.0), np.array([0, 1, 3, 2]))

@@ -573,10 +573,11 @@ def sum_gradient(gradient, iterable):
 
 
 def gradient_item(gradient, index, like):
-    """`gradient[index]`, or zeros like `like` where a dict gradient lacks the key."""
+    """`gradient[index]`, or zeros like `like` where a dict gradient lacks the key. A
+    concrete gradient (a constant seed times constants) is read at a traced index too."""
     if isinstance(gradient, dict) and index not in gradient:
         return zeros_like(like)
-    return gradient[index]
+    return get_item(gradient, index)
 
 
 def pairs_gradient(gradient):
