@@ -79,3 +79,36 @@ def test_gradient_through_add_at_with_a_constant_seed(traced):
     np.testing.assert_array_equal(gradient(np.arange(4.0), ids), np.arange(3.0)[ids])
     with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
         gradient(np.arange(4.0), np.array([0, 1, 3, 2]))
+
+
+_KERNEL = at.Variable(np.array([1.0, 2.0]), name="kernel")
+
+
+def _loss_reading_value(x):
+    return np.sum(_KERNEL.value() * x)
+
+
+def _loss_reading_numpy(x):
+    return np.sum(_KERNEL.numpy() * x)
+
+
+# (traced, .numpy() of the traced value fails first, with the tracer's own explanation)
+@pytest.mark.parametrize("loss, method, traced", [
+    (_loss_reading_value, "value", False), (_loss_reading_value, "value", True),
+    (_loss_reading_numpy, "numpy", False)])
+def test_implicit_gradient_of_a_variable_method_says_to_use_the_variable(loss, method, traced):
+    gradient = at.implicit_grad(loss)
+    if traced:
+        gradient = at.function(gradient)
+    with pytest.raises(at.TransformError) as raised:
+        gradient(np.ones(2))
+    assert str(raised.value).startswith(
+        f"cannot differentiate Variable 'kernel'.{method}(): use the Variable itself where "
+        f"its value is meant (`w * x`, `np.sum(w)`, `w[0]`), which reads it as the array it "
+        f"holds and passes its gradient\n  File \"{__file__}\", line ")
+
+
+def test_implicit_gradient_of_the_variable_itself():
+    (gradient, variable), = at.implicit_grad(lambda x: np.sum(_KERNEL * x))(np.array([3.0, 4.0]))
+    assert variable is _KERNEL
+    np.testing.assert_array_equal(gradient, [3.0, 4.0])

@@ -23,7 +23,7 @@ from ..runtime.derivatives.objects import (is_dataclass_instance, is_plain_objec
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
-from ..runtime.state import current_sink, holds_state
+from ..runtime.state import StateCell, current_sink, holds_state
 from ..runtime.primitives.recompute_barrier import recompute_from
 from ..runtime.scopes import gradient_scope, name_scope
 from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
@@ -175,6 +175,12 @@ def _asks_for_self(func, wrt) -> tuple:
         # An object holding only Variables has no gradient of its own: they get theirs (under
         # implicit_grad, else an error says to use it).
         owner = getattr(func, "__self__", None)
+        if isinstance(owner, StateCell) and getattr(func, "__name__", None) in _STATE_READS:
+            raise TransformError(
+                f"cannot differentiate {owner.state_label()}.{func.__name__}(): use the "
+                f"Variable itself where its value is meant (`w * x`, `np.sum(w)`, `w[0]`), "
+                f"which reads it as the array it holds and passes its gradient"
+                + _calling_line())
         if structure.carries_gradient(owner) and classify_value_safely(func) != "constant":
             raise TransformError(
                 f"no derivative rule for the method {type(owner).__name__}."
@@ -183,6 +189,11 @@ def _asks_for_self(func, wrt) -> tuple:
                 "function for an array's), or register a rule with @autotrace.register_adjoint")
         return True, False, wrt
     return True, True, wrt
+
+
+# The methods of a Variable that read its value: a differentiated function reads the Variable
+# itself instead.
+_STATE_READS = ("value", "read_value", "numpy")
 
 
 def _gradient_beside_state(value) -> bool:
