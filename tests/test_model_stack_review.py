@@ -112,3 +112,25 @@ def test_implicit_gradient_of_the_variable_itself():
     (gradient, variable), = at.implicit_grad(lambda x: np.sum(_KERNEL * x))(np.array([3.0, 4.0]))
     assert variable is _KERNEL
     np.testing.assert_array_equal(gradient, [3.0, 4.0])
+
+
+def _weighted_take_axis1(x, ids):
+    return np.sum(np.take(x, ids, axis=1) * np.arange(1.0, 7.0).reshape(1, 2, 3, 1))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_gradient_of_take_along_an_inner_axis(traced):
+    x = np.zeros((2, 4, 5))
+    ids = np.array([[3, 0, 3], [-1, 2, 1]])
+    expected = np.zeros((2, 4, 5))
+    weights = np.arange(1.0, 7.0).reshape(2, 3)
+    for (i, j), row in np.ndenumerate(ids):
+        expected[:, row, :] += weights[i, j]
+    gradient = at.grad(_weighted_take_axis1)
+    if traced:
+        gradient = at.function(gradient)
+    np.testing.assert_array_equal(gradient(x, ids), expected)
+    per_example = at.vmap(gradient, in_axes=(0, None))(np.zeros((3, 2, 4, 5)), ids)
+    np.testing.assert_array_equal(per_example, np.stack([expected] * 3))
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
+        gradient(x, np.array([[4, 0, 0], [0, 0, 0]]))

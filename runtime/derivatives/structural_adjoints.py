@@ -424,10 +424,9 @@ def untake(g, a, indices, axis=None, mode="raise"):
     # for one out of range, as np.take did. A traced gradient may never compute the take
     # itself (its value unused), so wrapping here would send the gradient to a wrong row.
     values = xp.reshape(g, taken_from[:axis] + (index.size,) + taken_from[axis + 1:])
-    out = xp.zeros((length,) + taken_from[:axis] + taken_from[axis + 1:],
-                   dtype=xp.result_type(g, 1.0))
-    out = _scatter_add(out, index, xp.moveaxis(values, axis, 0))
-    out = xp.moveaxis(out, 0, axis)
+    out = xp.zeros(taken_from, dtype=xp.result_type(g, 1.0))
+    # (added along `axis` where it is, so that an index out of range names that axis)
+    out = _scatter_add(out, (slice(None),) * axis + (index,), values)
     return _as_float(xp.reshape(out, ())) if type(a) is float else xp.reshape(out, shape)
 
 
