@@ -5,6 +5,7 @@ respect to b), written once here so rules stay one line.
 """
 from __future__ import annotations
 
+import functools
 import string
 
 import numpy as np
@@ -12,11 +13,22 @@ import numpy as np
 from .adjoint_ops import _as_float, _sum_to_shape, unbroadcast
 from .dtypes import real_dtype
 from ..devices import array_module
+from ..primitives.index import as_array
+
+
+def _reading_lists(adjoint):
+    """`adjoint(g, a, b, ...)` with a list or tuple `a` or `b` read as the array NumPy makes
+    of it, as the product does (`np.dot(xs, xs)` of a list of lists)."""
+    @functools.wraps(adjoint)
+    def reading(g, a, b, *options):
+        return adjoint(g, as_array(a), as_array(b), *options)
+    return reading
 
 
 # Bilinear products. For y = B(a, b), `*_adjoint_a(g, a, b)` is the gradient of <g, B(a, b)> in
 # a, and `*_adjoint_b` in b; `a` (or `b`) there only supplies a shape.
 
+@_reading_lists
 def matmul_adjoint_a(g, a, b):
     """The gradient of <g, a @ b> with respect to a."""
     if type(g) is np.ndarray and type(a) is type(b) is np.ndarray and b.ndim == 2 \
@@ -35,6 +47,7 @@ def matmul_adjoint_a(g, a, b):
     return _sum_to_shape(xp.matmul(g, xp.swapaxes(b, -1, -2)), np.shape(a))
 
 
+@_reading_lists
 def matmul_adjoint_b(g, a, b):
     """The gradient of <g, a @ b> with respect to b."""
     if type(g) is np.ndarray and type(a) is type(b) is np.ndarray and a.ndim == 2 \
@@ -66,6 +79,7 @@ def _tensordot(xp, a, b, axes):
     return xp.tensordot(a, b, axes=(tuple(axes[0]), tuple(axes[1])))
 
 
+@_reading_lists
 def dot_adjoint_a(g, a, b):
     """The gradient of <g, np.dot(a, b)> with respect to a."""
     xp = array_module(g)
@@ -80,6 +94,7 @@ def dot_adjoint_a(g, a, b):
     return _tensordot(xp, g, b, (list(range(ndim_a - 1, g.ndim)), free_b))
 
 
+@_reading_lists
 def dot_adjoint_b(g, a, b):
     """The gradient of <g, np.dot(a, b)> with respect to b."""
     xp = array_module(g)
@@ -92,6 +107,7 @@ def dot_adjoint_b(g, a, b):
     return xp.moveaxis(out, 0, ndim_b - 2) if ndim_b >= 2 else out
 
 
+@_reading_lists
 def inner_adjoint_a(g, a, b):
     """The gradient of <g, np.inner(a, b)> with respect to a."""
     xp = array_module(g)
@@ -102,6 +118,7 @@ def inner_adjoint_a(g, a, b):
                                     list(range(ndim_b - 1))))
 
 
+@_reading_lists
 def inner_adjoint_b(g, a, b):
     """The gradient of <g, np.inner(a, b)> with respect to b."""
     xp = array_module(g)
@@ -120,6 +137,7 @@ def _tensordot_axes(ndim_a, ndim_b, axes):
     return [i % ndim_a for i in axes_a], [i % ndim_b for i in axes_b]
 
 
+@_reading_lists
 def tensordot_adjoint_a(g, a, b, axes=2):
     """The gradient of <g, np.tensordot(a, b, axes)> with respect to a."""
     xp = array_module(g)
@@ -133,6 +151,7 @@ def tensordot_adjoint_a(g, a, b, axes=2):
     return xp.transpose(out, [order.index(i) for i in range(ndim_a)])
 
 
+@_reading_lists
 def tensordot_adjoint_b(g, a, b, axes=2):
     """The gradient of <g, np.tensordot(a, b, axes)> with respect to b."""
     xp = array_module(g)
@@ -160,11 +179,13 @@ def _kron_adjoint(g, a, b, of_a):
     return _as_float(out) if type(target) is float else xp.reshape(out, np.shape(target))
 
 
+@_reading_lists
 def kron_adjoint_a(g, a, b):
     """The gradient of <g, np.kron(a, b)> with respect to a."""
     return _kron_adjoint(g, a, b, True)
 
 
+@_reading_lists
 def kron_adjoint_b(g, a, b):
     """The gradient of <g, np.kron(a, b)> with respect to b."""
     return _kron_adjoint(g, a, b, False)
@@ -189,11 +210,13 @@ def _cross_adjoint(g, a, b, axisa, axisb, axisc, axis, of_a):
     return unbroadcast(xp.moveaxis(gradient, -1, axisb), b)
 
 
+@_reading_lists
 def cross_adjoint_a(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The gradient of <g, np.cross(a, b, ...)> with respect to a."""
     return _cross_adjoint(g, a, b, axisa, axisb, axisc, axis, True)
 
 
+@_reading_lists
 def cross_adjoint_b(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The gradient of <g, np.cross(a, b, ...)> with respect to b."""
     return _cross_adjoint(g, a, b, axisa, axisb, axisc, axis, False)
