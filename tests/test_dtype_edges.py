@@ -1,8 +1,14 @@
 """Where dtypes and Python's types decide a value, autotrace's is NumPy's, in every mode:
 
 - NumPy's products given lists (np.dot(xs, xs) of a list of lists) read each list as the
-  array NumPy makes of it, in their derivatives too.
+  array NumPy makes of it, in their derivatives too;
+- the operator module's in-place functions on immutable values (`functools.reduce(
+  operator.imul, x.shape, 1)`, `operator.iadd(n, 1)`) are the operators they compute with,
+  and are refused, at the user's line, where they would change an array in place.
 """
+import functools
+import inspect
+import operator
 
 import numpy as np
 import pytest
@@ -11,6 +17,12 @@ import autotrace
 from tests.numeric import central_difference
 
 RNG = np.random.default_rng(11)
+
+
+def line_of(function, text: str) -> int:
+    """The line of this file where `function`'s source holds `text`."""
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
 
 
 # NumPy's products of lists.
@@ -51,3 +63,63 @@ def test_a_list_of_traced_rows_meets_an_array():
                      autotrace.function(autotrace.grad(dot_of_a_list_and_an_array))(x),
                      autotrace.vmap(autotrace.grad(dot_of_a_list_and_an_array))(x[None])[0]):
         np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-8)
+
+
+# The operator module's in-place functions.
+
+def scaled_by_sizes(x):
+    n = functools.reduce(operator.imul, x.shape, 1)
+    m = operator.iadd(n, 1)
+    m = operator.isub(m, 3)
+    s = 0.0
+    for v in x.ravel():
+        s = operator.iadd(s, v * v)  # a Python float, then a NumPy one: new values
+    shape = operator.iconcat(x.shape, (1,))
+    return s * m / n * len(shape)
+
+
+def test_in_place_operators_on_immutable_values_compute_new_values():
+    x = RNG.standard_normal((2, 3))
+    assert scaled_by_sizes(x) == pytest.approx(np.sum(x * x) * 4 / 6 * 3)
+    expected = 2 * x * 4 / 6 * 3
+    np.testing.assert_allclose(autotrace.grad(scaled_by_sizes)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(scaled_by_sizes))(x),
+                               expected, rtol=1e-12)
+    np.testing.assert_allclose(autotrace.vmap(autotrace.grad(scaled_by_sizes))(x[None])[0],
+                               expected, rtol=1e-12)
+    direction = RNG.standard_normal((2, 3))
+    value, tangent = autotrace.forward(scaled_by_sizes)(x, tangent=direction)
+    assert value == pytest.approx(scaled_by_sizes(x))
+    assert tangent == pytest.approx(np.sum(expected * direction))
+
+
+def sizes_multiplied(x):
+    return x * functools.reduce(operator.imul, x.shape, 1)
+
+
+def test_reduce_of_imul_over_a_shape_under_every_transform():
+    x = RNG.standard_normal((2, 3))
+    np.testing.assert_allclose(autotrace.grad(lambda x: np.sum(sizes_multiplied(x)))(x),
+                               np.full((2, 3), 6.0))
+    value, tangent = autotrace.jvp(sizes_multiplied, (x,), (np.ones((2, 3)),))
+    np.testing.assert_allclose(value, 6 * x)
+    np.testing.assert_allclose(tangent, np.full((2, 3), 6.0))
+
+
+def adding_into_a_list(x):
+    xs = [x]
+    _ = operator.iadd(xs, [x])  # changes xs
+    return np.sum(xs[0] * len(xs))
+
+
+def test_in_place_operators_on_lists_are_refused_at_the_users_line():
+    x = np.array([0.3, 0.7])
+    message = (f'File "{__file__}", line {line_of(adding_into_a_list, "_ = operator.iadd")}: '
+               f"operator.iadd changes its first argument in place where that is an array or a "
+               f"list (it runs a += b)")
+    for run in (lambda: autotrace.grad(adding_into_a_list)(x),
+                lambda: autotrace.forward(adding_into_a_list)(x),
+                lambda: autotrace.function(autotrace.grad(adding_into_a_list))(x)):
+        with pytest.raises(TypeError) as refused:
+            run()
+        assert str(refused.value).startswith(message)

@@ -14,9 +14,12 @@ sharing memory.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..array_api import numpy_dtype
+from ..errors import TracingError
 from ..containers import rebuild
 
 
@@ -48,6 +51,38 @@ def is_mutable_array(value) -> bool:
             and not isinstance(value, np.generic)
             and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
                  or getattr(value, "is_zero_d_array", lambda: False)()))
+
+
+class InPlaceOperatorError(TypeError, TracingError):
+    """operator.iadd and its kin given a first argument that they would change in place."""
+
+
+# What operator.iadd and its kin change in place is none of these: they compute a new value.
+_IMMUTABLE = (numbers.Number, tuple, str, bytes, frozenset, type(None))
+
+
+def refuse_in_place_operator(value, name: str, filename: str, line: int) -> None:
+    """In `operator.iadd(a, b)` and its kin, which run `a += b` (transforms/front/
+    python_versions.py): a new value where `a` is immutable (a number, a tuple), which the
+    derivative reads them as; refused where `a` is an array, a list or another object that
+    `+=` changes in place, which the derivative would not see changed."""
+    if isinstance(value, _IMMUTABLE) or hasattr(value, "dtype") and not is_mutable_array(value):
+        return  # (a traced value standing for a number included)
+    symbol = IN_PLACE_SYMBOLS[name]
+    raise InPlaceOperatorError(
+        f"File \"{filename}\", line {line}: operator.{name} changes its first argument in "
+        f"place where that is an array or a list (it runs a {symbol} b), and autotrace does "
+        f"not follow that write through "
+        f"operator.{name}, called or handed to another function (functools.reduce); write the "
+        f"augmented assignment instead: a {symbol} x for operator.{name}(a, x), a loop of them "
+        f"for functools.reduce")
+
+
+# The operator module's in-place functions, by name, and the augmented assignment each runs.
+IN_PLACE_SYMBOLS = {"iadd": "+=", "isub": "-=", "imul": "*=", "itruediv": "/=",
+                    "ifloordiv": "//=", "imod": "%=", "ipow": "**=", "imatmul": "@=",
+                    "iand": "&=", "ior": "|=", "ixor": "^=", "ilshift": "<<=", "irshift": ">>=",
+                    "iconcat": "+="}
 
 
 def refuse_read_only(value, filename: str, line: int) -> None:

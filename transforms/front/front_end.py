@@ -478,7 +478,7 @@ def activity(unit: Unit) -> None:
     guard_reduced_calls(body, location, varied, active, lambda func: classify(func, namespace),
                         unit.context.helper, local_names, namespace)
     check_partials(body + returned, location, namespace, active_with, is_constant)
-    check_in_place_operators(body + returned, location, namespace)
+    check_in_place_operators(body + returned, location, namespace, namer.fresh)
     unit.body, unit.result, unit.return_node = body, result, return_node
     unit.local_names, unit.active = local_names, active
     unit.state_names, unit.carrying = state_names, carrying

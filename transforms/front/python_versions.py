@@ -6,11 +6,13 @@ function it is given, which autotrace follows: a call of it is differentiated as
 resolved when it runs). So `functools.reduce(lambda h, W: np.tanh(h @ W), Ws, x)` has the
 gradient of the loop it runs, in every mode, with respect to the items and the initial value.
 The operator module's arithmetic (operator.add is `a + b`) is differentiated as its operator.
-Its in-place functions (operator.imul(a, b) runs `a *= b`, changing the array a) are refused
-where the function names them (`check_in_place_operators`): called, or handed to
-functools.reduce, they would change an array that the derivative does not see changed; so are
-NumPy's and Python's in-place methods handed in (`np.ndarray.__imul__`; named in the source
-they are read as their augmented assignments, in_place_dunders.py).
+Its in-place functions (operator.imul(a, b) runs `a *= b`) are its operators where their first
+argument is immutable (a Python int, a tuple: `functools.reduce(operator.imul, x.shape, 1)`),
+and refused where it is an array or a list, which they would change in place without the
+derivative seeing it: where the function names them, a version that knows that line takes
+their place (`check_in_place_operators`); elsewhere they are refused, and so are NumPy's and
+Python's in-place methods handed in (`np.ndarray.__imul__`; named in the source they are read
+as their augmented assignments, in_place_dunders.py).
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ import operator
 
 import gast
 
-from ..codegen.nodes import walk
 from .parsing import resolve
+from ...runtime.derivatives.snapshots import refuse_in_place_operator
 
 _NO_INITIAL = object()  # reduce's initial when none is given
 
@@ -95,16 +97,110 @@ IN_PLACE_OPERATORS = {
     operator.ilshift: "<<=", operator.irshift: ">>=", operator.iconcat: "+="}
 
 
-def check_in_place_operators(body, location, namespace: dict) -> None:
-    """Refuse a name of one of the operator module's in-place functions in `body`
-    (`operator.imul(a, x)`, `functools.reduce(operator.imul, [a, x])`): it changes its first
-    argument in place where that is an array, which the derivative would not follow."""
-    for node in (node for statement in body for node in walk(statement)
-                 if isinstance(node, (gast.Name, gast.Attribute))
-                 and isinstance(node.ctx, gast.Load)):
-        reason = in_place_refusal(resolve(node, namespace))
-        if reason is not None:
-            raise location.error(node, reason, f"operator.{resolve(node, namespace).__name__}")
+# The in-place functions where the function names them (`operator.imul(n, k)`,
+# `functools.reduce(operator.imul, x.shape, 1)`), each given the line that names it: a new
+# value, as its operator computes it, where the first argument is immutable (a number, a
+# tuple); refused when it runs where that is an array or a list, which it changes in place.
+
+def iadd(filename, line, a, b):
+    refuse_in_place_operator(a, "iadd", filename, line)
+    return a + b
+
+
+def isub(filename, line, a, b):
+    refuse_in_place_operator(a, "isub", filename, line)
+    return a - b
+
+
+def imul(filename, line, a, b):
+    refuse_in_place_operator(a, "imul", filename, line)
+    return a * b
+
+
+def itruediv(filename, line, a, b):
+    refuse_in_place_operator(a, "itruediv", filename, line)
+    return a / b
+
+
+def ifloordiv(filename, line, a, b):
+    refuse_in_place_operator(a, "ifloordiv", filename, line)
+    return a // b
+
+
+def imod(filename, line, a, b):
+    refuse_in_place_operator(a, "imod", filename, line)
+    return a % b
+
+
+def ipow(filename, line, a, b):
+    refuse_in_place_operator(a, "ipow", filename, line)
+    return a ** b
+
+
+def imatmul(filename, line, a, b):
+    refuse_in_place_operator(a, "imatmul", filename, line)
+    return a @ b
+
+
+def iand(filename, line, a, b):
+    refuse_in_place_operator(a, "iand", filename, line)
+    return a & b
+
+
+def ior(filename, line, a, b):
+    refuse_in_place_operator(a, "ior", filename, line)
+    return a | b
+
+
+def ixor(filename, line, a, b):
+    refuse_in_place_operator(a, "ixor", filename, line)
+    return a ^ b
+
+
+def ilshift(filename, line, a, b):
+    refuse_in_place_operator(a, "ilshift", filename, line)
+    return a << b
+
+
+def irshift(filename, line, a, b):
+    refuse_in_place_operator(a, "irshift", filename, line)
+    return a >> b
+
+
+def iconcat(filename, line, a, b):
+    refuse_in_place_operator(a, "iconcat", filename, line)
+    return a + b
+
+
+IN_PLACE_VERSIONS = {function: globals()[function.__name__] for function in IN_PLACE_OPERATORS}
+
+
+def check_in_place_operators(body, location, namespace: dict, fresh) -> None:
+    """Give each name of one of the operator module's in-place functions in `body`
+    (`operator.imul(n, k)`, `functools.reduce(operator.imul, x.shape, 1)`) its version that
+    knows the line naming it (above), in place, bound in `namespace` to a new name
+    (`fresh(hint)`): a call of it is no helper's, which cleanup would drop where its result is
+    unread, but a function's that may refuse."""
+    class Replace(gast.NodeTransformer):
+        def visit_Name(self, node):
+            return self.replaced(node)
+
+        def visit_Attribute(self, node):
+            return self.replaced(node) if isinstance(node.ctx, gast.Load) else \
+                self.generic_visit(node)
+
+        def replaced(self, node):
+            function = resolve(node, namespace) if isinstance(node.ctx, gast.Load) else None
+            if in_place_refusal(function) is None:
+                return self.generic_visit(node)
+            line = location.line_of(node)
+            version = functools.partial(IN_PLACE_VERSIONS[function], location.filename, line)
+            identifier = fresh(f"{function.__name__}_on_line_{line}")
+            namespace[identifier] = version
+            return gast.copy_location(gast.Name(id=identifier, ctx=gast.Load(),
+                                                annotation=None, type_comment=None), node)
+    for statement in body:
+        Replace().visit(statement)
 
 
 # The in-place operator methods (`__iadd__`), by the augmented assignment each runs.

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ...runtime.derivatives.snapshots import refuse_in_place_operator
 from .core import constant
 
 # Rounding and signs (np.sign has rules, in elementwise.py: it refuses complex values).
@@ -31,3 +32,4 @@ constant(np.shape, np.ndim, np.size, np.result_type, len, int, bool, isinstance,
 # Arrays built from shapes alone.
 constant(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye,
          np.identity, np.tri, np.indices)
+constant(refuse_in_place_operator)  # (it checks, and gives nothing)
