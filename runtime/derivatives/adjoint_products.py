@@ -20,8 +20,8 @@ def _reading_lists(adjoint):
     """`adjoint(g, a, b, ...)` with a list or tuple `a` or `b` read as the array NumPy makes
     of it, as the product does (`np.dot(xs, xs)` of a list of lists)."""
     @functools.wraps(adjoint)
-    def reading(g, a, b, *options):
-        return adjoint(g, as_array(a), as_array(b), *options)
+    def reading(g, a, b, *options, **keywords):
+        return adjoint(g, as_array(a), as_array(b), *options, **keywords)
     return reading
 
 
