@@ -2,6 +2,9 @@
 
 - NumPy's products given lists (np.dot(xs, xs) of a list of lists) read each list as the
   array NumPy makes of it, in their derivatives too;
+- a Python int that a traced loop carries meets an array of a narrower integer dtype (int8,
+  uint8, ...) as NumPy converts it: where it does not fit, OverflowError at the user's line,
+  on every backend;
 - the operator module's in-place functions on immutable values (`functools.reduce(
   operator.imul, x.shape, 1)`, `operator.iadd(n, 1)`) are the operators they compute with,
   and are refused, at the user's line, where they would change an array in place.
@@ -15,6 +18,7 @@ import pytest
 
 import autotrace
 from tests.numeric import central_difference
+from tests.test_backend_agreement import run_traced
 
 RNG = np.random.default_rng(11)
 
@@ -123,3 +127,82 @@ def test_in_place_operators_on_lists_are_refused_at_the_users_line():
         with pytest.raises(TypeError) as refused:
             run()
         assert str(refused.value).startswith(message)
+
+
+# Python ints a traced loop carries, meeting narrower integer arrays.
+
+def stepped(a, limit, step):
+    """`a` combined (`a + k`, `k * a`, `a - k`, `a // k` or `a > k`) with a Python int k that
+    a traced loop carries: `step` times the number of passes, which `limit` decides."""
+    k, s = 0, np.sum(limit)
+    while s < 3.0:
+        k = k + step
+        s = s + 1.0
+    return a + k, k * a, a - k, np.floor_divide(a, k), a > k
+
+
+def _outcome(run):
+    try:
+        return run()
+    except OverflowError as error:
+        return error
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                   "uint64"])
+def test_a_carried_int_meets_an_integer_array_as_numpy_converts_it(dtype, backend):
+    a = np.array([1, 2, 3], dtype)
+    line = line_of(stepped, "return a + k")
+    info = np.iinfo(dtype)
+    for step in (7, -1, 100, 200, 40000, 2 ** 31 // 3 + 1, 2 ** 40):
+        expected = _outcome(lambda: stepped(a, np.zeros(1), step))
+        result = _outcome(lambda: run_traced(backend, lambda: autotrace.function(stepped),
+                                             (a, np.zeros(1), step))[0])
+        if isinstance(expected, OverflowError):
+            assert not info.min <= 3 * step <= info.max
+            assert isinstance(result, OverflowError)
+            assert str(result).startswith(
+                f'File "{__file__}", line {line}: Python integer {3 * step} out of bounds '
+                f"for {dtype} (a Python int that this traced loop or if carries")
+            assert str(expected) == f"Python integer {3 * step} out of bounds for {dtype}"
+        else:
+            assert not isinstance(result, OverflowError), result
+            for value, reference in zip(result, expected):
+                assert value.dtype == reference.dtype
+                np.testing.assert_array_equal(value, reference)
+
+
+def weighted_by_a_counter(x, a, limit):
+    k, s = 0, np.sum(limit)
+    while s < 3.0:
+        k = k + 150
+        s = s + 1.0
+    return np.sum(x * (a + k))
+
+
+def test_a_carried_int_out_of_an_int8_arrays_bounds_under_grad_and_vmap():
+    x, limit = np.array([0.5, 1.5]), np.zeros(1)
+    wide = np.array([1, 2], np.int16)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(weighted_by_a_counter))(
+        x, wide, limit), [451.0, 452.0])
+    np.testing.assert_allclose(autotrace.vmap(weighted_by_a_counter, in_axes=(None, None, 0))(
+        x, wide, np.array([[0.0], [1.5]])), [903.5, 603.5])
+    narrow = np.array([1, 2], np.int8)
+    with pytest.raises(OverflowError, match="Python integer 450 out of bounds for int8"):
+        weighted_by_a_counter(x, narrow, limit)
+    for run in (lambda: autotrace.function(autotrace.grad(weighted_by_a_counter))(
+                    x, narrow, limit),
+                lambda: autotrace.vmap(weighted_by_a_counter, in_axes=(None, None, 0))(
+                    x, narrow, np.array([[0.0], [1.5]]))):
+        with pytest.raises(OverflowError, match="Python integer 450 out of bounds for int8 "):
+            run()
+
+
+def test_a_carried_int_out_of_bounds_on_the_array_api_backend():
+    xp = pytest.importorskip("array_api_strict")
+    traced = autotrace.function(weighted_by_a_counter)
+    x, limit = xp.asarray([0.5, 1.5]), xp.zeros(1)
+    assert float(traced(x, xp.asarray([1, 2], dtype=xp.int16), limit)) == 903.5
+    with pytest.raises(OverflowError, match="Python integer 450 out of bounds for int8 "):
+        traced(x, xp.asarray([1, 2], dtype=xp.int8), limit)

@@ -1,4 +1,5 @@
-"""The `python_int` check: a Python int that a traced loop or `if` carries stays within int64.
+"""The `python_int` check: a Python int that a traced loop or `if` carries stays within int64,
+and within the integer dtype of an array it meets (int8, uint8, ...: NumPy's OverflowError).
 
 A Python int is unbounded; one that a traced loop carries (`r *= i + 1`, `p = p * 10`) is an
 int64 in the graph, where it would wrap around silently (and `while p < limit: p *= 10` would
@@ -23,17 +24,43 @@ def overflow_message(site: str) -> str:
             f"point (start from 1.0, not 1), or run it outside the traced function")
 
 
-def _python_int(value, overflowed, site):
+def bounds_message(site: str, dtype: str) -> str:
+    """The message, a template for str.format given the int, of a Python int that a traced
+    loop or if carries out of the bounds of the integer `dtype` of an array it meets, which
+    NumPy refuses to convert it to (`np.int8 array + 300`)."""
+    site = site.replace("{", "{{").replace("}", "}}")
+    return (f"{site}: Python integer {{}} out of bounds for {dtype} (a Python int that this "
+            f"traced loop or if carries, where it meets an array of {dtype}, which NumPy "
+            f"converts it to); convert it where it may not fit (np.int64(n), or n % 256 for "
+            f"the wrapped value)")
+
+
+def first_flagged(value, overflowed) -> int:
+    """The first int of `value` where `overflowed` is true."""
+    values, flags = np.broadcast_arrays(np.asarray(value), np.asarray(overflowed, dtype=bool))
+    return int(values[flags].flat[0])
+
+
+def _python_int(value, overflowed, site, dtype=None):
     if np.any(overflowed):
-        raise OverflowError(overflow_message(site))
+        raise OverflowError(overflow_message(site) if dtype is None else
+                            bounds_message(site, dtype).format(first_flagged(value, overflowed)))
     return value[()] if np.ndim(value) == 0 else np.copy(value)
 
 
 def _python_int_statements(outputs, args, attrs):
     value, overflowed = args
-    return [f"if np.any({overflowed}):",
-            f"    raise OverflowError({overflow_message(attrs['site'])!r})",
-            f"{outputs[0]} = {value}[()] if np.ndim({value}) == 0 else np.copy({value})"]
+    dtype, out = attrs.get("dtype"), outputs[0]
+    if dtype is None:
+        raising = [f"    raise OverflowError({overflow_message(attrs['site'])!r})"]
+    else:  # the first int out of bounds (not 0, which every dtype holds), by functions that
+        # every backend has
+        raising = [f"    {out} = np.reshape(np.where({overflowed}, {value}, "
+                   f"np.zeros_like({value})), (-1,))",
+                   f"    raise OverflowError({bounds_message(attrs['site'], dtype)!r}.format("
+                   f"int(np.take({out}, np.nonzero({out})[0])[0])))"]
+    return [f"if np.any({overflowed}):", *raising,
+            f"{out} = {value}[()] if np.ndim({value}) == 0 else np.copy({value})"]
 
 
 def _python_int_batching(call):
@@ -41,5 +68,6 @@ def _python_int_batching(call):
     return call.bind(call.with_batch(0), call.with_batch(1))
 
 
-register(Primitive("python_int", _python_int, lambda value, overflowed, site: value,
+register(Primitive("python_int", _python_int,
+                   lambda value, overflowed, site, dtype=None: value,
                    statements=_python_int_statements, batching=_python_int_batching))

@@ -33,7 +33,7 @@ from ..primitives.elementwise import apply_ufunc, astype, power
 from ..primitives.registry import UntraceableError, is_traced
 from ..python_operators import BINARY_OPERATORS, UNARY_OPERATORS
 from ..state import read_cells
-from .weak_ints import checked_int, int_power
+from .weak_ints import checked_int, fitting_int, int_power
 
 WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
 # Python's numbers' dtypes, and their types
@@ -373,8 +373,8 @@ def weak_ufunc(ufunc, *inputs, operator: bool = True):
     for the Python number it stands for: a weak value that meets other arrays is cast first to
     the dtype NumPy would convert the number to (float32 beside a float32 array, int8 beside
     an int8 array, which wraps around as NumPy's arithmetic does; a number out of the integer
-    dtype's range, which NumPy refuses with OverflowError when it converts it, is not checked
-    in the graph; a comparison compares the number as it is). The result of Python's
+    dtype's range, which NumPy refuses with OverflowError when it converts it, is refused so
+    when the graph runs; a comparison compares the number as it is). The result of Python's
     operators (`operator`, not NumPy's function) on weak values and Python numbers alone is
     weak again. An either-value gives each path's result, chosen between by its condition."""
     if any(either_of(value) is not None for value in inputs):
@@ -417,8 +417,16 @@ def _cast_weak(ufunc, inputs) -> tuple:
     except (TypeError, ValueError):  # no loop for them: the ufunc's own error, as NumPy's
         return inputs
     kinds = "fc" if ufunc in _COMPARISONS else "fciu"  # (NumPy compares the number itself)
-    return tuple(astype(value, dtype) if _traced_weak(value) and dtype != value.dtype
-                 and dtype.kind in kinds else value for value, dtype in zip(inputs, resolved))
+    return tuple(astype(_fitting(value, dtype), dtype) if _traced_weak(value)
+                 and dtype != value.dtype and dtype.kind in kinds else value
+                 for value, dtype in zip(inputs, resolved))
+
+
+def _fitting(value, dtype):
+    """A weak `value`, checked to fit the integer `dtype` it is cast to where it is an int
+    (NumPy's OverflowError for `int8_array + 300`)."""
+    return fitting_int(value, dtype) if value.dtype.kind == "i" and dtype.kind in "iu" \
+        else value
 
 
 def operator_method(ufunc, reflected=False):
