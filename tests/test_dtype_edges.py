@@ -206,3 +206,102 @@ def test_a_carried_int_out_of_bounds_on_the_array_api_backend():
     assert float(traced(x, xp.asarray([1, 2], dtype=xp.int16), limit)) == 903.5
     with pytest.raises(OverflowError, match="Python integer 450 out of bounds for int8 "):
         traced(x, xp.asarray([1, 2], dtype=xp.int8), limit)
+
+
+# `y op= v` into a float32 (or float16) array y keeps y's dtype, as NumPy's in-place ufunc does.
+
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def added(y, v):
+    y += v
+    return y
+
+
+def subtracted(y, v):
+    y -= v
+    return y
+
+
+def multiplied(y, v):
+    y *= v
+    return y
+
+
+def divided(y, v):
+    y /= v
+    return y
+
+
+def added_to_a_slice(y, v):
+    y[1:] += v[1:]
+    return y
+
+
+# each update, and the gradient of np.sum(WEIGHTS * update(2, x * x + 1)) by hand
+UPDATES = {
+    "add": (added, lambda x: WEIGHTS * 2 * x),
+    "subtract": (subtracted, lambda x: -WEIGHTS * 2 * x),
+    "multiply": (multiplied, lambda x: WEIGHTS * 4 * x),
+    "divide": (divided, lambda x: -WEIGHTS * 4 * x / (x * x + 1) ** 2),
+    "slice": (added_to_a_slice, lambda x: WEIGHTS * 2 * x * [0, 1, 1]),
+}
+
+
+def _program(update, dtype):
+    def updated(x):
+        y = np.zeros_like(x, dtype=dtype) + 2.0
+        return update(y, x * x + 1.0)
+
+    def loss(x):
+        return np.sum(WEIGHTS.astype(dtype) * updated(x))
+    return updated, loss
+
+
+def assert_same(result, expected):
+    assert np.asarray(result).dtype == np.asarray(expected).dtype
+    np.testing.assert_array_equal(result, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("name", UPDATES)
+def test_an_update_in_place_keeps_the_arrays_dtype_in_every_mode(name, dtype):
+    update, gradient_by_hand = UPDATES[name]
+    updated, loss = _program(update, dtype)
+    x = np.array([0.3, -1.7, 2.2])
+    expected, expected_loss = updated(x), loss(x)
+    assert expected.dtype == dtype and expected_loss.dtype == dtype
+    assert_same(autotrace.function(updated)(x), expected)
+    assert_same(autotrace.vmap(updated)(np.stack([x, x])), np.stack([expected, expected]))
+    direction = np.array([0.5, 1.0, -2.0])
+    value, tangent = autotrace.jvp(updated, (x,), (direction,))
+    assert_same(value, expected)
+    assert tangent.dtype == dtype
+    gradient = gradient_by_hand(x)
+    for value, found in (autotrace.value_and_grad(loss)(x),
+                         autotrace.function(autotrace.value_and_grad(loss))(x)):
+        assert_same(value, expected_loss)
+        assert found.dtype == np.float64  # (x's)
+        np.testing.assert_allclose(found, gradient, rtol=1e-12)
+    value, tangent = autotrace.forward(loss)(x, tangent=direction)
+    assert_same(value, expected_loss)
+    assert tangent.dtype == dtype
+    np.testing.assert_allclose(tangent, np.sum(gradient * direction), rtol=1e-2 if
+                               dtype == np.float16 else 1e-6)
+    np.testing.assert_allclose(autotrace.vmap(autotrace.grad(loss))(np.stack([x, -x])),
+                               np.stack([gradient, gradient_by_hand(-x)]), rtol=1e-12)
+
+
+def test_an_update_in_place_of_a_number_or_a_numpy_scalar_rebinds_it():
+    def f(x):
+        s, t = 1.0, np.float32(1.0)
+        s += x
+        t += x
+        return s * t
+
+    x = np.array([0.25, 0.5])
+    assert_same(autotrace.function(f)(x), f(x))
+    assert f(x).dtype == np.float64
+    value, gradient = autotrace.value_and_grad(lambda x: np.sum(f(x)))(x)
+    assert_same(value, np.sum(f(x)))
+    np.testing.assert_allclose(gradient, 2 * (1 + x), rtol=1e-12)

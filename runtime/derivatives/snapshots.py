@@ -118,6 +118,18 @@ def refuse_cast_in_place(value, operand, ufunc: str, filename: str, line: int) -
                         f"the array changed in place there keeps its dtype, {dtype})")
 
 
+def in_place_result(result, target):
+    """The value `x op= v` leaves in x, from `result`, `x op v` (transforms/front/anf.py): in
+    x's dtype where x is an array, which NumPy writes the result into (cast by "same_kind",
+    which `refuse_cast_in_place` checked: a float32 x stays float32 after `x += x64`);
+    `result` itself where x is a number, a NumPy scalar, a list or a tuple, which `op=`
+    rebinds."""
+    if not is_mutable_array(target) or not hasattr(result, "dtype") or \
+            result.dtype == target.dtype:
+        return result
+    return result.astype(target.dtype)
+
+
 def note_memory_read(value) -> None:
     """Note, where `value` is a traced value, that its trace asks which of its arrays share
     memory (a derivative's copy of an argument, or a check that refuses a write into shared

@@ -24,6 +24,7 @@ import numpy as np
 
 from .calls import classify
 from ..pipeline_names import CONTAINER_RESULTS
+from ...runtime.derivatives.snapshots import in_place_result
 
 ARRAY, SEQUENCE, UNKNOWN = "array", "sequence", "unknown"
 # Finer kinds of ARRAY values: NUMBER may be an integer, INEXACT is none (a float, an array).
@@ -167,6 +168,8 @@ class SequenceKinds:
         if resolved.kind not in ("rule", "constant"):
             return UNKNOWN
         function = resolved.value
+        if function is in_place_result:  # (`x += v`: the kind of `x + v`)
+            return self._kind(node.args[0])
         if getattr(function, "__name__", "") in CONTAINER_RESULTS:
             return SEQUENCE
         try:

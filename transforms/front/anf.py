@@ -113,8 +113,10 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         target = node.target
         if isinstance(target, gast.Name):
             value = gast.BinOp(left=name(target.id), op=node.op, right=node.value)
-            self.assign(name(target.id, store=True), value, node)
-            return
+            if not isinstance(node.value, gast.Constant):  # x = in_place_result(x + v, x):
+                helper = name(self.helper_name("in_place_result"))  # (an array keeps its dtype)
+                value = self.call(helper, [value, name(target.id)], [])
+            return self.assign(name(target.id, store=True), value, node)
         base, index = self.subscript_parts(target)
         old = self.atom(gast.Subscript(value=base, slice=index, ctx=gast.Load()))
         new = self.atom(gast.BinOp(left=old, op=node.op, right=self.atom(node.value)))

@@ -22,8 +22,9 @@ import numpy as np
 from ...runtime.derivatives import items, structure, tangent_ops
 from ...runtime.derivatives.given_checks import check_tangents
 from ...runtime.derivatives.no_gradient import check_output
-from ...runtime.derivatives.snapshots import (argument_snapshot, refuse_cast_in_place,
-                                              refuse_read_only, snapshot)
+from ...runtime.derivatives.snapshots import (argument_snapshot, in_place_result,
+                                              refuse_cast_in_place, refuse_read_only,
+                                              snapshot)
 from ...runtime.derivatives.state_log import add_recomputed, state_as_at, state_writes_log
 from ...runtime.derivatives.state_writes import object_tangent, refuse_reads_of
 from ...runtime.derivatives.sweeps import (TakingObjectGradient, adjoint_sweep, primal_sweep,
@@ -105,6 +106,7 @@ HELPERS = {
     "astype": items.astype, "item": items.item, "snapshot": snapshot,
     "argument_snapshot": argument_snapshot,
     "refuse_read_only": refuse_read_only, "refuse_cast_in_place": refuse_cast_in_place,
+    "in_place_result": in_place_result,
     "checked_out": checked_out, "checked_out_item": checked_out_item,
     "diagonal_index": diagonal_index, "diagonal_values": diagonal_values,
     "shallow_copy": items.shallow_copy,

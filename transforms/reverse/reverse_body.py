@@ -173,7 +173,7 @@ def saves(unit: Unit) -> None:
 def _shape_only(context) -> dict:
     """Helpers bound in generated code -> the argument positions they read only the shape (and
     the dtype) of."""
-    positions = {structure.zeros_like: (0,), structure.seed: (0,),
+    positions = {structure.zeros_like: (0,), structure.seed: (0,), structure.cast_like: (1,),
                  structure.implicit_seed: (0,), structure.match: (1,),
                  structure.match_for_caller: (1,),
                  items.item_gradient: (2,), items.kept_by_write: (1,),

@@ -47,7 +47,7 @@ from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_
 from ...runtime.derivatives.given_checks import check_tangents
 from ...runtime.derivatives.complex_parts import abs_slope, real_if_real
 from ...runtime.derivatives.real_only import refuse_real_part
-from ...runtime.derivatives.snapshots import argument_snapshot, snapshot
+from ...runtime.derivatives.snapshots import argument_snapshot, in_place_result, snapshot
 from ...runtime.derivatives.sweeps import sent_object_gradient
 from ...runtime.derivatives.tangent_ops import (extremum_tangent, iteration_tangent,
                                                 read_as_array, seed_tangent, sum_tangent,
@@ -293,6 +293,11 @@ def _astype_tangent(y, value, dtype, order="K", casting="unsafe", subok=True, co
 @linear(cast_like)
 def _cast_like(y, gradient, value):
     d[gradient] = cast_like(d[y], gradient)
+
+
+@linear(in_place_result)
+def _in_place_result(y, result, target):
+    d[result] = cast_like(d[y], result)  # (in the dtype of `x op v`, from x's)
 
 
 @identity(checked_out)
