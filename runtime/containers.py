@@ -141,16 +141,22 @@ def new_dataclass(cls, values: dict, like=None):
     for name, value in values.items():
         if name not in fields:
             object.__setattr__(instance, name, value)
-    for name, value in (kept_as_they_are(like) if like is not None else {}).items():
+    if like is None:
+        return instance
+    for name, value in values.items():  # a method in a field (`act: object = None`)
+        if isinstance(value, types.MethodType):
+            object.__setattr__(instance, name, rebound(value, like, instance))
+    for name, value in kept_as_they_are(like).items():
         object.__setattr__(instance, name, rebound(value, like, instance))
     return instance
 
 
 def rebound(value, like, instance):
-    """`value`, which `like` holds beside its fields, as `instance`, made again from `like`,
-    holds it: a method of `like` (`self.act = self.forward`) or of an object in one of its
-    fields (`self.act = self.layer.forward`) a method of `instance`, or of the object that
-    `instance` holds in that field; anything else as it is."""
+    """`value`, which `like` holds in a field or beside its fields, as `instance`, made again
+    from `like`, holds it: a method of `like` (`self.act = self.forward`) or of an object in
+    one of its fields (`self.act = self.layer.forward`) a method of `instance`, or of the
+    object that `instance` holds in that field; anything else as it is. So the method reads
+    what the copy holds (the trace's values), not what `like` held when traced."""
     owner = getattr(value, "__self__", None)
     if not isinstance(value, types.MethodType) or owner is None:
         return value
@@ -158,8 +164,23 @@ def rebound(value, like, instance):
         return types.MethodType(value.__func__, instance)
     for name in instance_fields(like):
         if getattr(like, name, None) is owner:
-            return types.MethodType(value.__func__, getattr(instance, name))
+            held = getattr(instance, name)
+            return value if held is owner else types.MethodType(value.__func__, held)
     return value
+
+
+def rebound_items(items: list, like) -> list:
+    """`items`, made from those of the sequence `like` (a namedtuple's), with a method of an
+    object `like` holds as another item (`Block(layer, layer.forward)`) a method of the item
+    made from that object, as `rebound` does for a dataclass's fields."""
+    for index, item in enumerate(items):
+        owner = getattr(item, "__self__", None)
+        if isinstance(item, types.MethodType) and owner is not None:
+            for other, held in enumerate(like):
+                if held is owner and items[other] is not owner:
+                    items[index] = types.MethodType(item.__func__, items[other])
+                    break
+    return items
 
 
 def map_fields(function, *instances):

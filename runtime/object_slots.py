@@ -46,7 +46,7 @@ import weakref
 import numpy as np
 
 from .abstract import abstractify
-from .containers import instance_fields, is_dataclass_instance, kept_as_they_are
+from .containers import instance_fields, is_dataclass_instance, is_namedtuple, kept_as_they_are
 from .devices import is_gpu_array
 from .pytrees import registered
 from .object_walk import NUMBERS, Root, container_of, follow, load, place_of_write, store, walk
@@ -232,7 +232,8 @@ class ObjectSlots:
                 value = node_type.flatten(value)[0]
             if isinstance(value, (tuple, list)):
                 for index, item in enumerate(value):
-                    add(item, key + (index,), f"{label}[{index}]")
+                    if not (is_namedtuple(value) and _method_of_item(item, value)):
+                        add(item, key + (index,), f"{label}[{index}]")
             elif isinstance(value, dict):
                 for item_key, item in value.items():
                     add(item, key + (item_key,), f"{label}[{item_key!r}]")
@@ -241,7 +242,8 @@ class ObjectSlots:
                 # which a change to is refused (tracing/arguments_containers.py): its fields
                 # are the arguments.
                 for name in instance_fields(value):
-                    add(getattr(value, name), key + (name,), f"{label}.{name}")
+                    if not _method_of_copy(getattr(value, name), value):
+                        add(getattr(value, name), key + (name,), f"{label}.{name}")
                 for name, held in kept_as_they_are(value).items():  # the caller's, as they are
                     if not _method_of_copy(held, value):
                         add(held, key + (name,), f"{label}.{name}")
@@ -258,12 +260,20 @@ class ObjectSlots:
 
 
 def _method_of_copy(held, copy) -> bool:
-    """Whether `held`, kept beside the fields of the trace's copy of a dataclass argument, is
-    a method of that copy or of an object in one of its fields (containers.rebound): an
-    object whose state the copy's fields hold, not one of the caller's."""
+    """Whether `held`, kept in a field or beside the fields of the trace's copy of a dataclass
+    argument, is a method of that copy or of an object in one of its fields
+    (containers.rebound): an object whose state the copy's fields hold, not one of the
+    caller's."""
     owner = getattr(held, "__self__", None)
     return isinstance(held, types.MethodType) and (owner is copy or any(
         getattr(copy, name, None) is owner for name in instance_fields(copy)))
+
+
+def _method_of_item(item, copy: tuple) -> bool:
+    """Whether `item` of a namedtuple argument's copy is a method of an object that another
+    of its items holds (containers.rebound_items): that item's state is traced."""
+    owner = getattr(item, "__self__", None)
+    return isinstance(item, types.MethodType) and any(held is owner for held in copy)
 
 
 def _finder(value):

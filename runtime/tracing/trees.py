@@ -8,7 +8,7 @@ import copy
 import numpy as np
 
 from ..containers import (KEPT_CONTAINERS, instance_fields, is_dataclass_instance,
-                          kept_as_they_are, new_dataclass, rebound, rebuild)
+                          kept_as_they_are, new_dataclass, rebound_items, rebuild)
 from ..devices import is_gpu_array
 from ..pytrees import registered, sorted_keys
 
@@ -36,7 +36,7 @@ def map_arrays(tree, function, is_leaf=is_array):
     if isinstance(tree, (tuple, list)):
         items = [map_arrays(item, function, is_leaf) for item in tree]
         if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
-            return type(tree)(*items)
+            return type(tree)(*rebound_items(items, tree))
         return type(tree)(items)
     if isinstance(tree, dict):
         mapped = {key: map_arrays(tree[key], function, is_leaf) for key in sorted_keys(tree)}
@@ -171,15 +171,15 @@ def _fill(template, outputs):
     if isinstance(template, (tuple, list)):
         items = [_fill(item, outputs) for item in template]
         if isinstance(template, tuple) and hasattr(type(template), "_fields"):
-            return type(template)(*items)
+            return type(template)(*rebound_items(items, template))
         return type(template)(items)
     if is_dataclass_instance(template):  # what it keeps as it is, a list or dict of its own
         values = {name: _fill(getattr(template, name), outputs)
                   for name in instance_fields(template)}
-        made = new_dataclass(type(template), values)
+        made = new_dataclass(type(template), values, like=template)
         for name, held in kept_as_they_are(template).items():
-            object.__setattr__(made, name, copy.copy(held) if isinstance(
-                held, KEPT_CONTAINERS) else rebound(held, template, made))
+            if isinstance(held, KEPT_CONTAINERS):
+                object.__setattr__(made, name, copy.copy(held))
         return made
     return template
 

@@ -1,0 +1,141 @@
+"""A traced function answers as the eager one does about what its arguments are: the methods
+their fields hold, the attributes a traced value has, and which arguments are one object."""
+import collections
+import dataclasses
+
+import numpy as np
+import pytest
+
+import autotrace
+
+
+# ---- 1. a method held in a declared field reads the trace's copy of its object ---------------
+
+@dataclasses.dataclass
+class Linear:
+    W: object
+
+    def forward(self, x):
+        return np.tanh(x @ self.W)
+
+
+@dataclasses.dataclass
+class Block:
+    layer: Linear
+    act: object = None
+
+    def __post_init__(self):
+        self.act = self.layer.forward
+
+
+@dataclasses.dataclass(slots=True)
+class SlottedBlock:
+    layer: Linear
+    act: object = None
+
+    def __post_init__(self):
+        self.act = self.layer.forward
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenBlock:
+    layer: Linear
+    act: object = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "act", self.layer.forward)
+
+
+@dataclasses.dataclass
+class OwnMethodBlock:
+    W: np.ndarray
+    act: object = None
+
+    def __post_init__(self):
+        self.act = self.forward
+
+    def forward(self, x):
+        return np.tanh(x @ self.W)
+
+    @property
+    def layer(self):  # (the object whose weights change, as for the others)
+        return self
+
+
+NamedBlock = collections.namedtuple("NamedBlock", "layer act")
+
+W0 = np.array([[0.5, -1.0], [2.0, 0.25]])
+X = np.array([0.3, -0.7])
+
+
+def _named_block(layer):
+    return NamedBlock(layer, layer.forward)
+
+
+MAKERS = [Block, SlottedBlock, FrozenBlock, _named_block,
+          lambda layer: OwnMethodBlock(layer.W)]
+MAKER_IDS = ["dataclass", "slots", "frozen", "namedtuple", "own-method"]
+
+
+def block_loss(block, x):
+    return np.sum(block.act(x) ** 2)
+
+
+@pytest.mark.parametrize("make", MAKERS, ids=MAKER_IDS)
+def test_a_method_in_a_declared_field_reads_the_weights_of_each_call(make):
+    block = make(Linear(W0.copy()))
+    traced = autotrace.function(block_loss)
+    assert traced(block, X) == block_loss(block, X)
+    block.layer.W = 3.0 * W0  # a new array
+    assert traced(block, X) == block_loss(block, X) != block_loss(make(Linear(W0)), X)
+    block.layer.W[0, 0] = -4.0  # changed in place
+    assert traced(block, X) == block_loss(block, X)
+    assert traced.trace_count == 1
+
+
+@pytest.mark.parametrize("make", MAKERS, ids=MAKER_IDS)
+def test_a_method_in_a_declared_field_has_the_gradient_of_its_object(make):
+    block, h = make(Linear(W0.copy())), 1e-6
+    traced = autotrace.function(autotrace.grad(block_loss))
+    for weights in (W0, 3.0 * W0):
+        block.layer.W = weights.copy()
+        expected = np.zeros_like(weights)
+        for index in np.ndindex(weights.shape):
+            step = np.zeros_like(weights)
+            step[index] = h
+            expected[index] = (block_loss(make(Linear(weights + step)), X) - block_loss(
+                make(Linear(weights - step)), X)) / (2 * h)
+        gradient = traced(block, X)
+        np.testing.assert_allclose(gradient.layer.W, expected, rtol=1e-6)
+        np.testing.assert_array_equal(gradient.layer.W, autotrace.grad(block_loss)(
+            block, X).layer.W)
+    by_x = autotrace.function(autotrace.grad(block_loss, wrt=1))
+    np.testing.assert_array_equal(by_x(block, X), autotrace.grad(block_loss, wrt=1)(block, X))
+
+
+def test_a_method_in_a_declared_field_reads_a_variable_after_an_optimizer_step():
+    block = Block(Linear(autotrace.Variable(W0.copy())))
+    traced = autotrace.function(block_loss)
+    assert traced(block, X) == block_loss(block, X)
+    block.layer.W.assign_sub(0.5 * W0)
+    assert traced(block, X) == block_loss(block, X)
+
+
+@pytest.mark.parametrize("make", [Block, _named_block], ids=["dataclass", "namedtuple"])
+def test_a_returned_block_holds_the_method_of_the_layer_it_returns(make):
+    def returned(block, x):
+        return block, block_loss(block, x)
+    block, traced = make(Linear(W0.copy())), autotrace.function(returned)
+    for _ in range(2):  # traced, then from the cache
+        made, value = traced(block, X)
+        assert made.act.__self__ is made.layer
+        assert type(made.layer.W) is np.ndarray
+        np.testing.assert_array_equal(made.act(X), block.act(X))
+        assert value == block_loss(block, X)
+
+
+def test_vmap_of_a_method_in_a_declared_field():
+    block, rows = Block(Linear(W0.copy())), np.stack([X, 2.0 * X, -X])
+    batched = autotrace.vmap(block_loss, in_axes=(None, 0))
+    np.testing.assert_allclose(batched(block, rows), [block_loss(block, row) for row in rows],
+                               rtol=1e-15)
