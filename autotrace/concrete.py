@@ -18,7 +18,7 @@ from autotrace.runtime.abstract import AbstractArray, abstractify
 from autotrace.runtime.devices import device_of
 from autotrace.runtime.tracing.arguments import memory_shared
 from autotrace.runtime.tracing.signature import (describe_difference, is_array_key,
-                                         signature_and_arrays)
+                                                 signature_and_arrays, without_same_objects)
 from autotrace.runtime.tracing.spec import Spec, placeholders_of
 from autotrace.runtime.tracing.tracer import map_arrays
 
@@ -105,7 +105,7 @@ def concrete_function(function, args: tuple, kwargs: dict,
         call_args, call_kwargs = function._binding.bind(call_args, call_kwargs)
         call_key, arrays = signature_and_arrays(call_args, call_kwargs,
                                                 entry.structure.reads_argument_memory)
-        if not _fits(key, call_key):
+        if not _fits(key, without_same_objects(call_key)):
             raise TypeError(
                 f"the concrete function {describe_trace(function, inputs, None, len(bound))} "
                 f"takes other arguments: this call differs in "

@@ -84,7 +84,7 @@ def _line(function, text: str) -> int:
      "params[\"w\"] ="),
     (delete_a_key, lambda x: {"w": x}, "'params'", "deletes its key 'w'", "dict", "del params"),
     (extend_by_operator, lambda x: [x], "'values'", "adds items to it", "list", "+="),
-    (set_an_item_of_a_nested_list, lambda x: [x, [x, 1.0]], "'batch'[1]",
+    (set_an_item_of_a_nested_list, lambda x: [x, [x * 1.0, 1.0]], "'batch'[1]",
      "sets its item [0]", "list", "batch[1][0]"),
     (sort_python_numbers, lambda x: [3.0, 1.0, 2.0], "'values'", "sets its item [0]", "list",
      "values.sort"),

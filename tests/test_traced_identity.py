@@ -139,3 +139,73 @@ def test_vmap_of_a_method_in_a_declared_field():
     batched = autotrace.vmap(block_loss, in_axes=(None, 0))
     np.testing.assert_allclose(batched(block, rows), [block_loss(block, row) for row in rows],
                                rtol=1e-15)
+
+
+# ---- 3. one array passed as two arguments is one object in the trace, as eagerly -------------
+
+def identity_answers(x, y):
+    same = 2.0 if x is y else 3.0
+    same_id = 10.0 if id(x) == id(y) else 0.0
+    return x * same + same_id
+
+
+def test_one_array_passed_twice_is_one_object_in_the_trace():
+    a, b = np.array([1.0, 2.0]), np.array([1.0, 2.0])
+    traced = autotrace.function(identity_answers)
+    for args in [(a, a), (a, b), (a, a), (b, b), (b, a)]:
+        np.testing.assert_array_equal(traced(*args), identity_answers(*args))
+    assert traced.trace_count == 2
+    scalar = np.float64(1.5)  # a NumPy scalar object passed twice too
+    assert traced(scalar, scalar) == identity_answers(scalar, scalar) == 13.0
+    assert traced(scalar, np.float64(1.5)) == identity_answers(scalar, np.float64(1.5)) == 4.5
+
+
+@pytest.mark.parametrize("call", [
+    lambda f, a, b: f([a, b]), lambda f, a, b: f({"x": a, "y": b}),
+    lambda f, a, b: f(a, y=b), lambda f, a, b: f(None, (a, 1.0, b))],
+    ids=["list", "dict", "keyword", "nested"])
+def test_one_array_twice_in_containers_and_keywords(call):
+    def leaves(first, y=None):
+        if isinstance(first, list):
+            return identity_answers(*first)
+        if isinstance(first, dict):
+            return identity_answers(first["x"], first["y"])
+        if first is None:
+            return identity_answers(y[0], y[2])
+        return identity_answers(first, y)
+    a, b = np.array([1.0, 2.0]), np.array([1.0, 2.0])
+    traced = autotrace.function(leaves)
+    for first, second in [(a, a), (a, b), (a, a)]:
+        np.testing.assert_array_equal(call(traced, first, second), call(leaves, first, second))
+
+
+def test_the_gradient_of_one_array_passed_twice_is_the_eager_one():
+    def loss(x, y):
+        return np.sum(x * y * 3.0) if x is y else np.sum(x + y)
+    a = np.array([1.0, -2.0])
+    gradient = autotrace.grad(loss, wrt=(0, 1))
+    traced = autotrace.function(gradient)
+    for args in [(a, a), (a, a.copy()), (a, a)]:
+        for got, want in zip(traced(*args), gradient(*args)):
+            np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(traced(a, a)[0], 3.0 * a)  # d/dx of 3 x*y is 3 y, y = x
+
+
+def test_a_retrace_for_one_array_passed_twice_is_explained():
+    from autotrace.runtime.tracing.signature import describe_difference, signature_and_arrays
+    a, b = np.ones(2), np.ones(2)
+    separate, same = (signature_and_arrays(args, {})[0] for args in [(a, b), (a, a)])
+    assert describe_difference(separate, same, ("x", "y")) == \
+        "array arguments that are one object: none -> leaves 1 and 2"
+    assert describe_difference(same, separate, ("x", "y")) == \
+        "array arguments that are one object: leaves 1 and 2 -> none"
+
+
+def test_setting_an_item_to_the_object_it_holds_changes_nothing_as_eagerly():
+    def set_again(x, batch):
+        batch[1][0] = x  # (batch[1][0] is x: the list stays as it was)
+        return np.sum(x) + np.sum(batch[1][0])
+    x = np.array([0.5, 1.5])
+    batch = [x, [x, 1.0]]
+    assert autotrace.function(set_again)(x, batch) == set_again(x, batch) == 4.0
+    assert batch[1][0] is x

@@ -157,10 +157,12 @@ def test_functions_that_only_read_keep_one_trace_for_arrays_that_share_memory():
     x = np.array([1.0, 2.0, 3.0])
     for function, want in ((product, 14.0), (autotrace.grad(product), x)):
         traced = autotrace.function(function)
-        np.testing.assert_array_equal(traced(x, x), want)
         np.testing.assert_array_equal(traced(x, x.copy()), want)
         np.testing.assert_array_equal(traced(x[:], x), want)
         assert traced.trace_count == 1
+        # (one array passed twice is keyed apart all the same: `x is y` answers True there)
+        np.testing.assert_array_equal(traced(x, x), want)
+        assert traced.trace_count == 2
 
 
 def test_the_signature_keys_arrays_that_share_memory_where_asked():
@@ -169,7 +171,11 @@ def test_the_signature_keys_arrays_that_share_memory_where_asked():
     same, _ = signature_and_arrays((x, x), {}, memory=True)
     views, _ = signature_and_arrays((x[:2], 1.0, x[1:], x[2:], y), {}, memory=True)
     assert len(separate) == 2 and same[2] == ((0, 1),) and views[2] == ((0, 1), (1, 2))
-    assert signature_and_arrays((x, x), {})[0] == separate  # not asked: keyed as before
+    # not asked: keyed as before, but for one array passed twice (`x is y`: same_objects)
+    from autotrace.runtime.tracing.signature import SAME_OBJECTS
+    assert signature_and_arrays((x[:2], 1.0, x[1:], x[2:], y), {})[0] == \
+        signature_and_arrays((x[:2], 1.0, x[1:], x[2:].copy(), y), {})[0]
+    assert signature_and_arrays((x, x), {})[0] == (*separate, (SAME_OBJECTS, ((0, 1),)))
     assert describe_difference(separate, same, ("x", "y")) == \
         "array arguments that share memory: none -> leaves 1 and 2"
 

@@ -19,7 +19,8 @@ import threading
 from collections import OrderedDict, deque
 from typing import Callable
 
-from .signature import describe_difference, is_alive, with_release_hook
+from .identity_keys import is_alive, with_release_hook
+from .signature import describe_difference
 
 
 class _Pending:

@@ -20,9 +20,12 @@ Rules, one per kind of leaf:
   of calls whose arrays share none have two parts. A fourth part, where any do, holds the
   positions of those that share memory with an array that an object among the arguments
   holds (arguments.held_sharing).
-- anything else by identity, held weakly (`WeakIdentity`): the key does not keep the object
-  alive; `with_release_hook(key, hook)` makes a key whose hook runs when an object in it dies,
-  so a cache can evict the entry. Objects that cannot be weakly referenced (`object()`, ufuncs,
+- one array object passed as two leaves (`f(a, a)`): a last part of the key, SAME_OBJECTS
+  and the pairs of their positions (`same_objects`): the trace hands the function one traced
+  value for them, so that `x is y` answers as eagerly.
+- anything else by identity, held weakly (`WeakIdentity`, runtime/tracing/identity_keys.py):
+  the key does not keep the object alive; `with_release_hook(key, hook)` makes a key whose
+  hook runs when an object in it dies, so a cache can evict the entry. Objects that cannot be weakly referenced (`object()`, ufuncs,
   ints' subclasses with __slots__...) are keyed by identity with a strong reference in the key
   (`StrongIdentity`): they live as long as the cache entry.
 
@@ -34,7 +37,6 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
-import weakref
 
 import numpy as np
 
@@ -46,6 +48,7 @@ from ..pytrees import register_pytree_node, registered
 from ..primitives.memory import memory_owner
 from .arguments import held_sharing, memory_shared
 from ..primitives.memory import object_held_arrays
+from .identity_keys import WeakIdentity, identity_key
 from .tracer import Tracer, sorted_keys
 
 
@@ -53,53 +56,6 @@ from .tracer import Tracer, sorted_keys
 # on a NumPy scalar of the same dtype with its scalar arithmetic (runtime/primitives/elementwise.py),
 # so the two are traced apart.
 ZERO_D_ARRAY = "0-d array"
-
-
-class WeakIdentity:
-    """An object in a key, by identity, without keeping it alive."""
-
-    __slots__ = ("ref", "ident", "type_name")
-
-    def __init__(self, value, callback=None):
-        self.ref = weakref.ref(value, callback)
-        self.ident = id(value)
-        self.type_name = type(value).__name__
-
-    def __hash__(self) -> int:
-        return self.ident
-
-    def __eq__(self, other) -> bool:
-        if self is other:
-            return True
-        if type(other) is not WeakIdentity or self.ident != other.ident:
-            return False
-        value = self.ref()
-        return value is not None and value is other.ref()
-
-    @property
-    def alive(self) -> bool:
-        return self.ref() is not None
-
-    def __repr__(self) -> str:
-        return f"<{self.type_name} object at {self.ident:#x}>"
-
-
-class StrongIdentity:
-    """An object that cannot be weakly referenced, by identity, kept alive by the key."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-    def __eq__(self, other) -> bool:
-        return type(other) is StrongIdentity and other.value is self.value
-
-    def __repr__(self) -> str:
-        return f"<{type(self.value).__name__} object at {id(self.value):#x}>"
 
 
 def _float_key(value: float, arrays):
@@ -192,7 +148,7 @@ def _other_key(value, arrays: list):
                   if beside else ()))
     if isinstance(value, (set, frozenset, collections.deque)):
         return kept_key(value)
-    return _identity(value)
+    return identity_key(value)
 
 
 def kept_key(value):
@@ -210,7 +166,7 @@ def kept_key(value):
         return (type(value), repr(value))
     if value is None or isinstance(value, (int, str, bytes)):
         return (type(value), value)
-    return _identity(value)
+    return identity_key(value)
 
 
 _KEPT_ARRAY = (
@@ -218,13 +174,6 @@ _KEPT_ARRAY = (
     "or in a list, dict or object that a dataclass holds beside its fields (set in "
     "__post_init__). The graph would keep that array, where later calls may hold another: "
     "pass arrays in lists, tuples and dicts, or make the attribute a field of the dataclass")
-
-
-def _identity(value):
-    try:
-        return WeakIdentity(value)
-    except TypeError:
-        return StrongIdentity(value)
 
 
 def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False,
@@ -244,8 +193,30 @@ def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False,
     held = tuple(sorted({index for index, _ in held_sharing(
         arrays, object_held_arrays((args, kwargs)))})) if memory and arrays else ()
     if held:
-        return key + (shared, held), arrays
-    return (key + (shared,) if shared else key), arrays
+        key = key + (shared, held)
+    elif shared:
+        key = key + (shared,)
+    count = len(arrays)
+    if count > 1 and (arrays[0] is arrays[1] if count == 2 else
+                      len(set(map(id, arrays))) < count):
+        key = key + (same_objects(arrays),)
+    return key, arrays
+
+
+SAME_OBJECTS = "<array leaves that are one object>"
+
+
+def same_objects(arrays: list) -> tuple:
+    """The last part of the key of a call that passes one array object as two of its leaves
+    (`f(a, a)`): (SAME_OBJECTS, the positions of each leaf after the first of its object,
+    with its first's). The trace hands the function one traced value for them, so that
+    `x is y` answers as it does eagerly."""
+    first, pairs = {}, []
+    for index, array in enumerate(arrays):
+        earlier = first.setdefault(id(array), index)
+        if earlier != index:
+            pairs.append((earlier, index))
+    return (SAME_OBJECTS, tuple(pairs))
 
 
 def array_call_key(args: tuple, memory: bool) -> tuple | None:
@@ -262,7 +233,13 @@ def array_call_key(args: tuple, memory: bool) -> tuple | None:
         if memory:
             owners.add(id(value) if value.base is None else id(memory_owner(value)))
     shared = memory_shared(list(args)) if memory and len(owners) < len(args) else ()
-    return tuple(described) + (shared,) if shared else tuple(described)
+    if shared:
+        described.append(shared)
+    count = len(args)  # one array passed twice (`f(a, a)`), found cheaply:
+    if (args[0] is args[1] if count == 2 else count > 2 and len(set(map(id, args))) < count) \
+            and (not memory or len(owners) < count):
+        described.append(same_objects(args))
+    return tuple(described)
 
 
 class ParameterBinding:
@@ -459,28 +436,6 @@ def signature_of(args: tuple, kwargs: dict | None = None) -> tuple:
     return signature_and_arrays(args, kwargs or {})[0]
 
 
-def with_release_hook(key, hook):
-    """`key` with each WeakIdentity rebuilt so that `hook(weakref)` runs when its object dies.
-
-    A lookup key needs no hook (and is cheaper without); the key a cache stores does.
-    """
-    if type(key) is WeakIdentity:
-        value = key.ref()
-        return WeakIdentity(value, hook) if value is not None else key
-    if type(key) is tuple:
-        return tuple(with_release_hook(item, hook) for item in key)
-    return key
-
-
-def is_alive(key) -> bool:
-    """False if an object the key holds weakly has died: the key can never match again."""
-    if type(key) is WeakIdentity:
-        return key.alive
-    if type(key) is tuple:
-        return all(is_alive(item) for item in key)
-    return True
-
-
 # --- explaining a retrace -----------------------------------------------------------------------
 
 def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> str:
@@ -489,6 +444,7 @@ def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> s
     `parameter_names` names the positional arguments (the function's parameters, in order).
     """
     (old_args, old_kwargs, *old_shared), (new_args, new_kwargs, *new_shared) = old_key, new_key
+    old_same, new_same = _same_part(old_shared), _same_part(new_shared)
     if len(old_args) != len(new_args):
         return f"number of positional arguments: {len(old_args)} -> {len(new_args)}"
     for position, (old, new) in enumerate(zip(old_args, new_args)):
@@ -505,7 +461,29 @@ def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> s
     if old_shared != new_shared:
         return f"array arguments that share memory: {_shared_text(old_shared)} -> " \
                f"{_shared_text(new_shared)}"
+    if old_same != new_same:
+        return f"array arguments that are one object: {_same_text(old_same)} -> " \
+               f"{_same_text(new_same)}"
     return "no difference"
+
+
+def without_same_objects(key: tuple) -> tuple:
+    """`key` without its SAME_OBJECTS part (a concrete function's trace serves a call that
+    passes one array twice, as it serves one whose arrays share memory where it reads)."""
+    return key[:-1] if type(key[-1]) is tuple and key[-1][:1] == (SAME_OBJECTS,) else key
+
+
+def _same_part(parts: list) -> tuple:
+    """The pairs of a key's SAME_OBJECTS part, taken out of `parts` (the key's parts after
+    its arguments'); () where it has none."""
+    if parts and type(parts[-1]) is tuple and parts[-1][:1] == (SAME_OBJECTS,):
+        return parts.pop()[1]
+    return ()
+
+
+def _same_text(pairs: tuple) -> str:
+    """`none`, or `leaves 1 and 2` (the call's array leaves, counted from 1)."""
+    return ", ".join(f"leaves {i + 1} and {j + 1}" for i, j in pairs) or "none"
 
 
 def _shared_text(shared: list) -> str:

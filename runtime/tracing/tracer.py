@@ -564,8 +564,11 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
             spec_0d = path if isinstance(leaf, Tracer) and not leaf.ndim else None
             builder.arguments[id(tracer)] = (tracer, parameter, path, len(made), spec_0d)
         made.append((leaf, tracer))
-        return tracer
+        # One object passed as two leaves (`f(a, a)`, keyed apart: signature.same_objects) is
+        # one traced value, so that `x is y` answers as it does eagerly.
+        return firsts.setdefault(id(leaf), tracer)
     made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
+    firsts: dict = {}  # id(leaf) -> the Tracer its first occurrence made (the leaves live)
     traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)
     mark_overlaps(made, object_held_arrays((args, kwargs)))
     kept = None if source is None else ArgumentContainers(

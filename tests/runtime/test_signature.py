@@ -6,9 +6,10 @@ import gc
 import numpy as np
 
 import autotrace
-from autotrace.runtime.tracing.signature import (StrongIdentity, WeakIdentity, describe_difference,
-                                         is_alive, is_array_key, signature_and_arrays,
-                                         signature_of, with_release_hook)
+from autotrace.runtime.tracing.identity_keys import (StrongIdentity, WeakIdentity, is_alive,
+                                                     with_release_hook)
+from autotrace.runtime.tracing.signature import (describe_difference, is_array_key,
+                                         signature_and_arrays, signature_of)
 from autotrace.runtime.tracing.spec import RetracingReducer, general_avals, placeholders_for
 from autotrace.runtime.tracing.tracer import trace
 
