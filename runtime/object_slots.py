@@ -134,7 +134,7 @@ def is_state_array(value) -> bool:
 
 
 def _is_tracer(value) -> bool:
-    return getattr(type(value), "is_traced_array", False)
+    return getattr(type(value), "_is_traced_array", False)
 
 
 def _traced_leaves(value) -> list:

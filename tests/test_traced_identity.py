@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.tracing.type_checks import TracerAttributeError
 
 
 # ---- 1. a method held in a declared field reads the trace's copy of its object ---------------
@@ -139,6 +140,75 @@ def test_vmap_of_a_method_in_a_declared_field():
     batched = autotrace.vmap(block_loss, in_axes=(None, 0))
     np.testing.assert_allclose(batched(block, rows), [block_loss(block, row) for row in rows],
                                rtol=1e-15)
+
+
+# ---- 2. hasattr and getattr on a traced value answer as on the NumPy value -------------------
+
+# Names code tests to tell one kind of array from another (JAX's, CuPy's, array-API ones), the
+# tracer's own attributes, and ndarray's that a traced value cannot give (its memory's layout)
+DUCK_TYPING_NAMES = [
+    "aval", "shape", "dtype", "__jax_array__", "__cuda_array_interface__",
+    "__array_namespace__", "__dlpack__", "__dlpack_device__", "device", "mT", "to_device",
+    "__array_interface__", "__array_struct__", "flags", "ctypes", "data", "base", "strides",
+    "__torch_function__", "weak_type", "primal", "tangent", "numpy", "item", "tolist",
+    "graph_var", "view_base", "is_traced_array", "is_zero_d_array", "may_be_array",
+    "__slots__", "__getattr__", "__round__", "__copy__", "__deepcopy__", "__contains__",
+    "__array_wrap__", "__array_finalize__", "__class_getitem__", "__setstate__", "__dict__",
+    "__weakref__", "__index__", "__float__", "__len__", "__iter__", "__hash__"]
+NAMES = sorted(set(dir(np.ndarray)) | set(DUCK_TYPING_NAMES))
+
+
+def _answer(value, name):
+    try:
+        return hasattr(value, name)
+    except Exception as error:  # noqa: BLE001 - NumPy's own (x.mT of a 0-d array: ValueError)
+        return f"{type(error).__name__}: {error}"
+
+
+@pytest.mark.parametrize("example", [
+    np.ones((2, 3)), np.ones(3, np.float32), np.ones((2, 2), bool), np.array(2.5),
+    np.float64(1.5), np.int32(2), np.complex64(1j)], ids=repr)
+def test_hasattr_on_a_traced_value_answers_as_numpy(example):
+    answers = {}
+
+    def asks(x):
+        for name in NAMES:
+            answers[name] = _answer(x, name)
+        return x + 1
+
+    autotrace.function(asks)(example)
+    eager = {name: _answer(example, name) for name in NAMES}
+    assert {name: answers[name] for name in NAMES if answers[name] != eager[name]} == {}
+    assert not eager["aval"] and eager["__array_namespace__"]
+
+
+def jax_or_numpy(x):
+    """Code that tells a JAX array from NumPy's by the attributes it has."""
+    if hasattr(x, "aval") or hasattr(x, "__jax_array__"):
+        return x * 0.0
+    return x * 2.0 + getattr(x, "aval", 1.0) + (0.0 if hasattr(x, "flags") else 5.0)
+
+
+def test_code_that_tells_jax_arrays_by_aval_takes_numpy_s_branch():
+    x = np.array([1.0, -2.0])
+    np.testing.assert_array_equal(autotrace.function(jax_or_numpy)(x), jax_or_numpy(x))
+    np.testing.assert_array_equal(jax_or_numpy(x), [3.0, -3.0])
+
+
+def test_getattr_of_an_attribute_numpy_lacks_is_numpy_s_error():
+    def reads(x):
+        return getattr(x, "aval")
+    with pytest.raises(AttributeError, match="^'numpy.ndarray' object has no attribute 'aval'$"):
+        reads(np.ones(2))
+    with pytest.raises(AttributeError, match="^'numpy.ndarray' object has no attribute 'aval'$"):
+        autotrace.function(reads)(np.ones(2))
+
+
+def test_an_ndarray_attribute_a_traced_value_lacks_is_refused():
+    def layout(x):
+        return x * (1.0 if getattr(x, "strides", None) is None else 2.0)
+    with pytest.raises(TracerAttributeError, match="x.strides of a traced array is not known"):
+        autotrace.function(layout)(np.ones(2))
 
 
 # ---- 3. one array passed as two arguments is one object in the trace, as eagerly -------------

@@ -61,7 +61,7 @@ def assert_no_traced_values(value, seen=None) -> None:
     if id(value) in seen:
         return
     seen.add(id(value))
-    assert not getattr(type(value), "is_traced_array", False), value
+    assert not getattr(type(value), "_is_traced_array", False), value
     items = (value.values() if isinstance(value, dict) else value
              if isinstance(value, (list, tuple)) else
              vars(value).values() if hasattr(value, "__dict__") else ())

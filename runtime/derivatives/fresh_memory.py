@@ -52,7 +52,7 @@ def _may_share(leaf, others) -> bool:
         while leaf is not None:
             if any(leaf is other for other in others):
                 return True
-            leaf = leaf.view_base
+            leaf = leaf._view_base
         return False
     return isinstance(leaf, np.ndarray) and any(
         isinstance(other, np.ndarray) and np.may_share_memory(leaf, other) for other in others)
@@ -88,7 +88,7 @@ def _apart_from_arguments(gradient, frame):
 def _is_traced_array(value) -> bool:
     """Whether `value` is a traced array, asked of its type: a name the derivative has not
     assigned yet (runtime/tracing/control_variables.py) raises on any attribute read."""
-    return getattr(type(value), "is_traced_array", False)
+    return getattr(type(value), "_is_traced_array", False)
 
 
 def _leaves(value, visit) -> None:

@@ -50,7 +50,7 @@ def is_mutable_array(value) -> bool:
             hasattr(value, "shape") and hasattr(value, "dtype")
             and not isinstance(value, np.generic)
             and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
-                 or getattr(value, "is_zero_d_array", lambda: False)()))
+                 or getattr(value, "_is_zero_d_array", lambda: False)()))
 
 
 class InPlaceOperatorError(TypeError, TracingError):

@@ -428,7 +428,7 @@ def _is_traced_zero_d_array(value) -> bool:
     """Whether `value` is a traced value known to stand for a 0-d NumPy array, not a NumPy
     scalar (runtime/tracing/type_checks.py)."""
     return _is_traced(value) and getattr(value, "ndim", None) == 0 and \
-        getattr(value, "is_zero_d_array", lambda: False)()
+        getattr(value, "_is_zero_d_array", lambda: False)()
 
 
 def in_dtype_of(gradient, value):

@@ -242,7 +242,7 @@ class Tracer:
     # _seen: how many of those writes _var has seen.
     __slots__ = ("_builder", "_var", "_link", "_memory", "_seen", "_weak", "_either")
     __array_priority__ = 1000
-    is_traced_array = True  # an array leaf of argument and result trees (runtime/tracing/trees.py)
+    _is_traced_array = True  # an array leaf of argument and result trees (tracing/trees.py)
     __hash__ = None  # like ndarray: == is elementwise
 
     def __new__(cls, builder: GraphBuilder = None, var: Var = None):
@@ -253,11 +253,11 @@ class Tracer:
         self._builder, self._var, self._link, self._memory, self._seen = builder, var, None, None, 0
         self._weak, self._either = False, None  # a Python number: make_weak, make_either
 
-    def is_zero_d_array(self) -> bool:
+    def _is_zero_d_array(self) -> bool:
         """Whether it is known to stand for a 0-d NumPy array: type_checks.py."""
         return is_zero_d_array(self)
 
-    def may_be_array(self) -> bool:
+    def _may_be_array(self) -> bool:
         """Whether it may stand for an array, not a NumPy number: type_checks.py."""
         return self.ndim != 0 or stands_for(self) != SCALAR
 
@@ -276,7 +276,7 @@ class Tracer:
     # --- what is known while tracing ---------------------------------------------------------
     aval = property(lambda self: self._var.aval)  # writes keep shape and dtype
     # The traced value this one is a view of (runtime/tracing/views.py), or None: `x.T`'s is `x`.
-    view_base = property(lambda self: self._link.base if self._link is not None else None)
+    _view_base = property(lambda self: self._link.base if self._link is not None else None)
     shape = property(shown_shape)  # an UnknownSize for a size known only when the graph runs
     dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: self.aval.ndim)

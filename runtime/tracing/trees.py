@@ -17,7 +17,7 @@ def is_array(value) -> bool:
     """Whether a leaf of an argument tree becomes a graph input (NumPy arrays and scalars,
     CuPy arrays, Tracers)."""
     return isinstance(value, (np.ndarray, np.generic)) or \
-        getattr(type(value), "is_traced_array", False) or is_gpu_array(value) or \
+        getattr(type(value), "_is_traced_array", False) or is_gpu_array(value) or \
         hasattr(type(value), "__array_namespace__")  # an array-API library's
 
 
@@ -192,7 +192,7 @@ def _refuse_traced_kept(instance) -> None:
         pending = [held]
         while pending:
             value = pending.pop()
-            if getattr(type(value), "is_traced_array", False):
+            if getattr(type(value), "_is_traced_array", False):
                 raise TypeError(
                     f"an object of class {type(instance).__name__} holds a traced value in "
                     f"its attribute {name!r}, a {type(held).__name__} set beside its fields, "

@@ -132,7 +132,7 @@ def missing_attribute(tracer, name: str):
             f"array's values, shape and dtype, not the layout of its memory, which the "
             f"compiled graph chooses. Read it outside the traced function, or leave it out "
             f"(np.ascontiguousarray(x) and x.copy() are right whatever the layout)")
-    if name.startswith("_") or not hasattr(np.ndarray, name):
+    if not hasattr(np.ndarray, name):  # (an ndarray's own dunders too: __array_namespace__)
         raise AttributeError(f"{type(tracer).__name__!r} object has no attribute {name!r}")
     raise TracerAttributeError(
         f"ndarray.{name} is not supported on a traced array (x.{name}(...)): autotrace has no "
@@ -141,11 +141,14 @@ def missing_attribute(tracer, name: str):
 
 
 def hasattr_(obj, name: str) -> bool:
-    """`hasattr(obj, name)` for converted code: True where the attribute is an ndarray's that
-    a traced value lacks (TracerAttributeError), as NumPy's array answers; else the builtin's."""
+    """`hasattr(obj, name)` for converted code: for a traced array, NumPy's answer for the
+    value it stands for (an attribute of the tracer's own, `aval`, is none of an ndarray's:
+    code that tells JAX's arrays by it takes NumPy's branch); else the builtin's."""
+    if not _has_as_numpy(obj, name):
+        return False
     try:
         getattr(obj, name)
-    except TracerAttributeError:
+    except TracerAttributeError:  # an ndarray's that a traced value lacks: NumPy's has it
         return True
     except AttributeError:
         return False
@@ -153,9 +156,14 @@ def hasattr_(obj, name: str) -> bool:
 
 
 def getattr_(obj, name: str, *default):
-    """`getattr(obj, name, default)` for converted code: an ndarray's attribute that a traced
-    value lacks raises TracerAttributeError, where NumPy's array has no need of the default;
-    else the builtin's."""
+    """`getattr(obj, name, default)` for converted code: for a traced array, an attribute the
+    value it stands for lacks is missing (the default, or NumPy's AttributeError), and an
+    ndarray's attribute that a traced value lacks raises TracerAttributeError, where NumPy's
+    array has no need of the default; else the builtin's."""
+    if not _has_as_numpy(obj, name):
+        if default:
+            return default[0]
+        raise AttributeError(f"{_numpy_type_name(obj)!r} object has no attribute {name!r}")
     if not default:
         return getattr(obj, name)
     try:
@@ -164,6 +172,25 @@ def getattr_(obj, name: str, *default):
         raise
     except AttributeError:
         return default[0]
+
+
+def _has_as_numpy(obj, name) -> bool:
+    """Whether the value the traced array `obj` stands for has the attribute `name` (True for
+    anything else: the builtins answer for it)."""
+    examples = _examples(obj) if type(name) is str else None
+    if examples is None:
+        return True
+    answers = {hasattr(example, name) for example in examples}
+    if len(answers) > 1:
+        raise _ambiguous(obj, f"hasattr(x, {name!r})")
+    return answers.pop()
+
+
+def _numpy_type_name(obj) -> str:
+    example = _examples(obj)[0]
+    kind = example if isinstance(example, type) else type(example)
+    return f"{kind.__module__}.{kind.__name__}" if kind.__module__ in ("numpy", "cupy") \
+        else kind.__name__
 
 
 def stands_for(tracer) -> str | None:

@@ -385,7 +385,7 @@ def _leaves(value) -> list:
 
 
 def _traced(value) -> bool:
-    return any(getattr(type(leaf), "is_traced_array", False) for leaf in _leaves(value))
+    return any(getattr(type(leaf), "_is_traced_array", False) for leaf in _leaves(value))
 
 
 def _stand_in(value, label: str):
@@ -394,7 +394,7 @@ def _stand_in(value, label: str):
 
 
 def _leaf_stand_in(value, label: str):
-    if not getattr(type(value), "is_traced_array", False):
+    if not getattr(type(value), "_is_traced_array", False):
         return value
     if any(size is None for size in value.shape):
         raise TypeError(

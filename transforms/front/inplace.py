@@ -342,7 +342,7 @@ def _changed_in_place(item) -> bool:
     set or bytearray, an array (or a traced value that may stand for one), or an object whose
     class has an in-place operator of its own."""
     return isinstance(item, (list, dict, set, bytearray)) or is_mutable_array(item) or getattr(
-        item, "may_be_array", lambda: False)() or any(
+        item, "_may_be_array", lambda: False)() or any(
         _has_own_in_place(item, method) for method in IN_PLACE_OPERATORS.values())
 
 

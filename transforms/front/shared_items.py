@@ -261,7 +261,7 @@ def _picked(tracer, every):
 def _may_be_array(value) -> bool:
     """is_mutable_array, or a 0-d traced value not known for a NumPy number (a 0-d argument,
     which the caller may have passed twice): the checks here refuse where it may share."""
-    return is_mutable_array(value) or getattr(value, "may_be_array", lambda: False)()
+    return is_mutable_array(value) or getattr(value, "_may_be_array", lambda: False)()
 
 
 # They check values and give nothing: constants to the gradient.
