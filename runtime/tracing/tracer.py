@@ -253,9 +253,7 @@ class Tracer:
         self._builder, self._var, self._link, self._memory, self._seen = builder, var, None, None, 0
         self._weak, self._either = False, None  # a Python number: make_weak, make_either
 
-    def _is_zero_d_array(self) -> bool:
-        """Whether it is known to stand for a 0-d NumPy array: type_checks.py."""
-        return is_zero_d_array(self)
+    _is_zero_d_array = is_zero_d_array  # known to stand for a 0-d array (type_checks.py)
 
     def _may_be_array(self) -> bool:
         """Whether it may stand for an array, not a NumPy number: type_checks.py."""
@@ -564,11 +562,9 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
             spec_0d = path if isinstance(leaf, Tracer) and not leaf.ndim else None
             builder.arguments[id(tracer)] = (tracer, parameter, path, len(made), spec_0d)
         made.append((leaf, tracer))
-        # One object passed as two leaves (`f(a, a)`, keyed apart: signature.same_objects) is
-        # one traced value, so that `x is y` answers as it does eagerly.
-        return firsts.setdefault(id(leaf), tracer)
+        return firsts.setdefault(id(leaf), tracer)  # f(a, a): `x is y` as eagerly
     made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
-    firsts: dict = {}  # id(leaf) -> the Tracer its first occurrence made (the leaves live)
+    firsts: dict = {}  # id(leaf) -> its first Tracer: one object is one value (signature.py)
     traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)
     mark_overlaps(made, object_held_arrays((args, kwargs)))
     kept = None if source is None else ArgumentContainers(
