@@ -327,13 +327,20 @@ def define_function(name: str, function: Callable, *, abstract_eval=None, fresh:
 
 
 def define_runtime_function(name: str, function: Callable, abstract_eval: Callable, *,
-                            fresh: bool = False, **facts) -> Primitive:
+                            fresh: bool = False, dispatcher: Callable | None = None,
+                            **facts) -> Primitive:
     """Register a primitive computed by an array function of autotrace's runtime, not NumPy's.
 
     Compiled graphs call it by `name` (`conv2d(a, b, padding='same', ...)`), with the attributes
     as keywords. Its callers bind it themselves: `bind(name, *arrays, **attrs)`.
+
+    `dispatcher`, where given, is what graphs call instead of `function`: a function taking the
+    same arguments that binds the op (and so computes it where no argument is traced), which
+    derivative rules are stated for. A derivative built from a graph (jacfwd of a vmapped
+    jacrev) then finds its rules and records it as one op, rather than differentiating, or
+    tracing, the code that computes it. autotrace.export writes `function`.
     """
-    source_globals[name] = function
+    source_globals[name] = function if dispatcher is None else dispatcher
     return register(Primitive(name, function, abstract_eval, fresh=fresh,
                               source=lambda args, attrs: call_source(name, args, attrs),
                               **facts))

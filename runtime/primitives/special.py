@@ -104,4 +104,4 @@ def _erf_shape(x):
     return AbstractArray(x.shape, dtype, x.device)
 
 
-define_runtime_function("erf", _erf, _erf_shape, batching=elementwise_batching)
+define_runtime_function("erf", _erf, _erf_shape, dispatcher=erf, batching=elementwise_batching)
