@@ -48,6 +48,13 @@ SECOND_DERIVATIVES = {
 
 CASES = {
     "erf": (erf_twice, np.array([0.3, -0.7, 1.4, 2.9])),
+    "math.erf": (math_erf, np.array([0.4, -1.3])),
+    "math.erfc": (math_erfc, np.array([0.4, -1.3])),
+    "math.gamma": (math_gamma, np.array([2.3, 0.7])),
+    "math.gamma/negative": (math_gamma, np.array([-1.6, 0.7])),
+    "math.lgamma": (math_lgamma, np.array([2.3, 0.7])),
+    "math.lgamma/negative": (math_lgamma, np.array([-2.4, 1.1])),
+    "polygamma": (digamma_sum, np.array([0.6, 2.2, -0.3])),
 }
 
 
@@ -75,4 +82,14 @@ def test_erf_hessian_by_hand():
     x = np.array([0.3, -0.7, 1.4])
     expected = np.diag(-8.0 * x * np.exp(-x * x) / math.sqrt(math.pi))
     np.testing.assert_allclose(autotrace.jacfwd(autotrace.jacrev(erf_twice))(x), expected,
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_lgamma_hessian_by_hand():
+    """d^2/da^2 lgamma(a) b = polygamma(1, a) b; d^2/da db = digamma(a); d^2/db^2 = 0."""
+    x = np.array([2.0, 0.7])
+    trigamma_of_two = math.pi ** 2 / 6 - 1.0
+    digamma_of_two = 1.0 - 0.5772156649015329
+    expected = np.array([[trigamma_of_two * 0.7, digamma_of_two], [digamma_of_two, 0.0]])
+    np.testing.assert_allclose(autotrace.jacfwd(autotrace.jacrev(math_lgamma))(x), expected,
                                rtol=1e-12, atol=1e-15)

@@ -180,6 +180,12 @@ def polygamma(n: int, x):
         >>> round(float(polygamma(1, 1.0)), 12)  # pi^2 / 6
         1.644934066848
     """
+    return polygamma_of(x, n)
+
+
+def polygamma_of(x, n: int):
+    """polygamma(n, x), its arguments in the order graphs call the op in (`polygamma(x, n=0)`),
+    so that a derivative built from a graph finds its rules."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"polygamma's order n is an int, 0 or more, not {n!r}")
     return bind("polygamma", x, n=n)
@@ -202,11 +208,12 @@ def lgamma(x):
 
 # Exact to math's function on float64 numbers, so a graph of float64 scalars runs each as that
 # call on the float (runtime/passes/floats.py); math raising hands over to the op.
-for _name, _function, _otherwise in (
-        ("erfc", math.erfc, None), ("gamma", math.gamma, _gamma_otherwise),
-        ("lgamma", math.lgamma, lambda value: math.inf)):
+# Graphs call each op by the function above that binds it, which its rules are for.
+for _name, _function, _otherwise, _dispatcher in (
+        ("erfc", math.erfc, None, erfc), ("gamma", math.gamma, _gamma_otherwise, gamma),
+        ("lgamma", math.lgamma, lambda value: math.inf, lgamma)):
     define_runtime_function(_name, _on_host(_each(_function, _otherwise)), _shape,
-                            fresh=True, math=_function, python_float=f"math.{_name}({{0}})",
-                            batching=elementwise_batching)
-define_runtime_function("polygamma", _polygamma, _shape, fresh=True,
+                            fresh=True, dispatcher=_dispatcher, math=_function,
+                            python_float=f"math.{_name}({{0}})", batching=elementwise_batching)
+define_runtime_function("polygamma", _polygamma, _shape, fresh=True, dispatcher=polygamma_of,
                         batching=elementwise_batching)

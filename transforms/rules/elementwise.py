@@ -25,7 +25,7 @@ from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.exponent_logs import log_of_base, slope_base  # noqa: F401
 from ...runtime.derivatives.real_only import refuse_complex
-from ...runtime.primitives.math_special import polygamma
+from ...runtime.primitives.math_special import gamma, lgamma, polygamma, polygamma_of
 from ...runtime.derivatives.structure import add, zeros_like
 from .core import adjoint, d, other_calls, tangent
 from .declarations import linear, partials
@@ -122,9 +122,10 @@ partials(np.logaddexp2, x1="d[y] * np.exp2(x1 - y)", x2="d[y] * np.exp2(x2 - y)"
 
 # The gamma function and its logarithm (of floats: the math module's), and the polygamma
 # functions, psi_n = the n-th derivative of lgamma' (psi_0 = digamma).
-partials(math.lgamma, x="d[y] * polygamma(0, x)")
-partials(math.gamma, x="d[y] * y * polygamma(0, x)")
+partials(math.lgamma, lgamma, x="d[y] * polygamma(0, x)")
+partials(math.gamma, gamma, x="d[y] * y * polygamma(0, x)")
 partials(polygamma, n=None, x="d[y] * polygamma(n + 1, x)")
+partials(polygamma_of, x="d[y] * polygamma(n + 1, x)", n=None)  # as graphs call it
 
 # Trigonometric and hyperbolic functions.
 

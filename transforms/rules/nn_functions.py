@@ -16,6 +16,7 @@ import numpy as np  # noqa: F401  (named in partials' expressions)
 from ...runtime.primitives.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
 from ...runtime.primitives.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d, max_pool2d_gather,
                                 max_pool2d_scatter)
+from ...runtime.primitives.math_special import erfc
 from ...runtime.primitives.special import erf
 from .core import adjoint, d, tangent
 from .declarations import bilinear, linear, partials
@@ -23,7 +24,7 @@ from .declarations import bilinear, linear, partials
 # d erf(x) / dx = 2 / sqrt(pi) exp(-x^2).
 TWO_OVER_SQRT_PI = 1.1283791670955126
 partials(erf, math.erf, x="d[y] * TWO_OVER_SQRT_PI * np.exp(-x * x)")
-partials(math.erfc, x="-d[y] * TWO_OVER_SQRT_PI * np.exp(-x * x)")
+partials(math.erfc, erfc, x="-d[y] * TWO_OVER_SQRT_PI * np.exp(-x * x)")
 
 
 @bilinear(conv2d)
