@@ -1,5 +1,5 @@
 """Second derivatives through traced graphs of autotrace's own ops (erf, math's erfc, gamma,
-lgamma, polygamma): jacfwd of jacrev runs the inner jacrev as a vmapped trace and then
+lgamma, polygamma, conv2d, max and average pooling): jacfwd of jacrev runs the inner jacrev as a vmapped trace and then
 differentiates that graph, so each op the graph calls must be called by a function with
 rules (runtime/primitives/registry.py, define_runtime_function's `dispatcher`). Each second
 derivative is checked against central differences of the gradient."""
@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.primitives.convolution import conv2d
 from autotrace.runtime.primitives.math_special import polygamma
+from autotrace.runtime.primitives.pooling import avg_pool2d, max_pool2d
 from autotrace.runtime.primitives.special import erf
 
 
@@ -39,6 +41,32 @@ def digamma_sum(x):
     return np.sum(polygamma(0, x) * x)
 
 
+IMAGE_WEIGHTS = np.random.default_rng(0).standard_normal((1, 3, 3, 2))
+FIRST_WEIGHTS = np.random.default_rng(6).standard_normal((1, 2, 2, 4))
+POOL_WEIGHTS = np.random.default_rng(1).standard_normal((1, 2, 2, 2))
+
+
+def convolved(p):
+    """A (1, 4, 4, 1) image and a (2, 2, 1, 2) kernel, both from p."""
+    image, kernel = np.reshape(p[:16], (1, 4, 4, 1)), np.reshape(p[16:], (2, 2, 1, 2))
+    return np.sum(np.tanh(conv2d(image, kernel)) * IMAGE_WEIGHTS)
+
+
+def convolved_channels_first(p):
+    image, kernel = np.reshape(p[:16], (1, 1, 4, 4)), np.reshape(p[16:], (2, 2, 1, 2))
+    out = conv2d(image, kernel, strides=(2, 1), padding="same", data_format="channels_first")
+    return np.sum(np.tanh(out) * FIRST_WEIGHTS)  # out: (1, 2, 2, 4)
+
+
+def max_pooled(x):
+    return np.sum(max_pool2d(np.reshape(x, (1, 4, 4, 2))) ** 2 * POOL_WEIGHTS)
+
+
+def avg_pooled(x):
+    pooled = avg_pool2d(np.reshape(x, (1, 4, 4, 2)), pool_size=3, strides=1, padding="same")
+    return np.sum(np.sin(pooled) * np.reshape(np.tile(POOL_WEIGHTS, (1, 2, 2, 1)), (1, 4, 4, 2)))
+
+
 SECOND_DERIVATIVES = {
     "jacfwd(jacrev)": lambda f: autotrace.jacfwd(autotrace.jacrev(f)),
     "jacrev(jacrev)": lambda f: autotrace.jacrev(autotrace.jacrev(f)),
@@ -55,6 +83,12 @@ CASES = {
     "math.lgamma": (math_lgamma, np.array([2.3, 0.7])),
     "math.lgamma/negative": (math_lgamma, np.array([-2.4, 1.1])),
     "polygamma": (digamma_sum, np.array([0.6, 2.2, -0.3])),
+    "conv2d": (convolved, np.random.default_rng(2).standard_normal(24) * 0.5),
+    "conv2d/channels-first-same": (convolved_channels_first,
+                                   np.random.default_rng(3).standard_normal(24) * 0.5),
+    # distinct values, 0.1 or more apart: no window of the max pool holds a tie
+    "max_pool2d": (max_pooled, np.random.default_rng(4).permutation(32) * 0.3 - 4.0),
+    "avg_pool2d": (avg_pooled, np.random.default_rng(5).standard_normal(32)),
 }
 
 

@@ -84,6 +84,19 @@ def conv2d_backprop_kernel(g, x, kernel, strides=(1, 1), padding="valid",
     return bind("conv2d_backprop_kernel", g, x, window=tuple(np.shape(kernel)[:2]), **options)
 
 
+def conv2d_backprop_input_of(g, kernel, input_size, strides, padding, data_format):
+    """conv2d_backprop_input as graphs call its op: x's (height, width) in place of x."""
+    return bind("conv2d_backprop_input", g, kernel, input_size=input_size, strides=strides,
+                padding=padding, data_format=data_format)
+
+
+def conv2d_backprop_kernel_of(g, x, window, strides, padding, data_format):
+    """conv2d_backprop_kernel as graphs call its op: the kernel's (height, width) in place of
+    the kernel."""
+    return bind("conv2d_backprop_kernel", g, x, window=window, strides=strides, padding=padding,
+                data_format=data_format)
+
+
 def _options(x_shape, kernel_shape, strides, padding, data_format, function) -> dict:
     """The checked, normalized options of a call: the attributes of its op."""
     if len(kernel_shape) != 4:
@@ -187,10 +200,12 @@ def _conv2d_backprop_kernel_shape(g, x, *, window, strides, padding, data_format
 
 
 # Batched, the examples' images are one longer batch of images (their axis N); the kernel is
-# the same for every example.
-define_runtime_function("conv2d", _conv2d, _conv2d_shape, batching=merged_batch_batching(0))
+# the same for every example. Graphs call each op by a function with rules.
+define_runtime_function("conv2d", _conv2d, _conv2d_shape, dispatcher=conv2d,
+                        batching=merged_batch_batching(0))
 define_runtime_function("conv2d_backprop_input", _conv2d_backprop_input,
-                        _conv2d_backprop_input_shape, batching=merged_batch_batching(0))
+                        _conv2d_backprop_input_shape, dispatcher=conv2d_backprop_input_of,
+                        batching=merged_batch_batching(0))
 define_runtime_function("conv2d_backprop_kernel", _conv2d_backprop_kernel,
-                        _conv2d_backprop_kernel_shape,
+                        _conv2d_backprop_kernel_shape, dispatcher=conv2d_backprop_kernel_of,
                         batching=unrolled_batching)  # each example's sums over its images

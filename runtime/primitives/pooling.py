@@ -101,6 +101,12 @@ def avg_pool2d_backprop(g, x, pool_size=(2, 2), strides=None, padding="valid",
     return bind("avg_pool2d_backprop", g, input_size=spatial, **options)
 
 
+def avg_pool2d_backprop_of(g, input_size, pool_size, strides, padding, data_format):
+    """avg_pool2d_backprop as graphs call its op: x's (height, width) in place of x."""
+    return bind("avg_pool2d_backprop", g, input_size=input_size, pool_size=pool_size,
+                strides=strides, padding=padding, data_format=data_format)
+
+
 def _options(x_shape, pool_size, strides, padding, data_format, function) -> dict:
     """The checked, normalized options of a call: the attributes of its op."""
     pool_size = check_pair(pool_size, "pool_size", function)
@@ -248,14 +254,15 @@ def _avg_pool2d_backprop_shape(g, *, input_size, pool_size, strides, padding, da
                          _float_dtype(g.dtype), g.device)
 
 
-# Batched, the examples' images are one longer batch of images (their axis N).
-define_runtime_function("max_pool2d", _max_pool2d, _max_pool2d_shape,
+# Batched, the examples' images are one longer batch of images (their axis N). Graphs call
+# each op by a function with rules.
+define_runtime_function("max_pool2d", _max_pool2d, _max_pool2d_shape, dispatcher=max_pool2d,
                         batching=merged_batch_batching(0))
-define_runtime_function("avg_pool2d", _avg_pool2d, _avg_pool2d_shape,
+define_runtime_function("avg_pool2d", _avg_pool2d, _avg_pool2d_shape, dispatcher=avg_pool2d,
                         batching=merged_batch_batching(0))
 define_runtime_function("max_pool2d_scatter", _max_pool2d_scatter, _max_pool2d_scatter_shape,
-                        batching=merged_batch_batching(0, 1))
+                        dispatcher=max_pool2d_scatter, batching=merged_batch_batching(0, 1))
 define_runtime_function("max_pool2d_gather", _max_pool2d_gather, _max_pool2d_gather_shape,
-                        batching=merged_batch_batching(0, 1))
+                        dispatcher=max_pool2d_gather, batching=merged_batch_batching(0, 1))
 define_runtime_function("avg_pool2d_backprop", _avg_pool2d_backprop, _avg_pool2d_backprop_shape,
-                        batching=merged_batch_batching(0))
+                        dispatcher=avg_pool2d_backprop_of, batching=merged_batch_batching(0))

@@ -13,9 +13,11 @@ import math
 
 import numpy as np  # noqa: F401  (named in partials' expressions)
 
-from ...runtime.primitives.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
-from ...runtime.primitives.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d, max_pool2d_gather,
-                                max_pool2d_scatter)
+from ...runtime.primitives.convolution import (conv2d, conv2d_backprop_input,
+                                              conv2d_backprop_input_of, conv2d_backprop_kernel,
+                                              conv2d_backprop_kernel_of)
+from ...runtime.primitives.pooling import (avg_pool2d, avg_pool2d_backprop, avg_pool2d_backprop_of,
+                                           max_pool2d, max_pool2d_gather, max_pool2d_scatter)
 from ...runtime.primitives.math_special import erfc
 from ...runtime.primitives.special import erf
 from .core import adjoint, d, tangent
@@ -80,4 +82,23 @@ def avg_pool2d_rule(y, x, pool_size=(2, 2), strides=None, padding="valid",
 @linear(avg_pool2d_backprop)
 def avg_pool2d_backprop_rule(z, g, x, pool_size=(2, 2), strides=None, padding="valid",
                              data_format="channels_last"):
+    d[g] = avg_pool2d(d[z], pool_size, strides, padding, data_format)
+
+
+# The backprops as graphs call their ops, the size of x or of the kernel in its place.
+
+@bilinear(conv2d_backprop_input_of)
+def conv2d_backprop_input_of_rule(z, g, kernel, input_size, strides, padding, data_format):
+    d[g] = conv2d(d[z], kernel, strides, padding, data_format)
+    d[kernel] = conv2d_backprop_kernel(g, d[z], kernel, strides, padding, data_format)
+
+
+@bilinear(conv2d_backprop_kernel_of)
+def conv2d_backprop_kernel_of_rule(z, g, x, window, strides, padding, data_format):
+    d[g] = conv2d(x, d[z], strides, padding, data_format)
+    d[x] = conv2d_backprop_input(g, x, d[z], strides, padding, data_format)
+
+
+@linear(avg_pool2d_backprop_of)
+def avg_pool2d_backprop_of_rule(z, g, input_size, pool_size, strides, padding, data_format):
     d[g] = avg_pool2d(d[z], pool_size, strides, padding, data_format)
