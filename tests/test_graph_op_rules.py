@@ -1,5 +1,5 @@
 """Second derivatives through traced graphs of autotrace's own ops (erf, math's erfc, gamma,
-lgamma, polygamma, conv2d, max and average pooling): jacfwd of jacrev runs the inner jacrev as a vmapped trace and then
+lgamma, polygamma, conv2d, max and average pooling, np.linalg.lstsq): jacfwd of jacrev runs the inner jacrev as a vmapped trace and then
 differentiates that graph, so each op the graph calls must be called by a function with
 rules (runtime/primitives/registry.py, define_runtime_function's `dispatcher`). Each second
 derivative is checked against central differences of the gradient."""
@@ -67,6 +67,16 @@ def avg_pooled(x):
     return np.sum(np.sin(pooled) * np.reshape(np.tile(POOL_WEIGHTS, (1, 2, 2, 1)), (1, 4, 4, 2)))
 
 
+LSTSQ_BASE = np.array([[2.0, 0.3], [0.1, 1.5], [0.4, -0.6]])
+
+
+def least_squares(p):
+    """The solution and the residual of a tall a and b, both from p."""
+    solution, residuals, _, _ = np.linalg.lstsq(LSTSQ_BASE + np.reshape(p[:6], (3, 2)), p[6:],
+                                                rcond=None)
+    return np.sum(np.sin(solution)) + 0.5 * residuals[0]
+
+
 SECOND_DERIVATIVES = {
     "jacfwd(jacrev)": lambda f: autotrace.jacfwd(autotrace.jacrev(f)),
     "jacrev(jacrev)": lambda f: autotrace.jacrev(autotrace.jacrev(f)),
@@ -89,6 +99,7 @@ CASES = {
     # distinct values, 0.1 or more apart: no window of the max pool holds a tie
     "max_pool2d": (max_pooled, np.random.default_rng(4).permutation(32) * 0.3 - 4.0),
     "avg_pool2d": (avg_pooled, np.random.default_rng(5).standard_normal(32)),
+    "linalg.lstsq": (least_squares, np.random.default_rng(7).standard_normal(9) * 0.3),
 }
 
 

@@ -20,7 +20,7 @@ from .primitive import NOT_CONSTANT
 from .registry import (C_ORDER, SAME_NAME, Primitive, UntraceableError, array_method, bind,
                        by_example, define_runtime_function, define_traced_function,
                        literal_source, numpy_functions, out_argument, read_only_view, register,
-                       reject_arguments, shape_of, static, traces)
+                       is_traced, reject_arguments, shape_of, static, traces)
 
 
 def _inexact(dtype) -> np.dtype:
@@ -496,8 +496,16 @@ def _lstsq_rule(a, b, rcond=None):
             AbstractArray((min(m, n),), s.dtype, a.device))
 
 
+def lstsq_of_full_rank(a, b, rcond=None):
+    """What graphs call the op `full_rank_lstsq` by, which np.linalg.lstsq's rules are for:
+    recorded where a or b is traced, computed (the rank checked) otherwise."""
+    if is_traced(a) or is_traced(b):
+        return bind("full_rank_lstsq", a, b, rcond=rcond)
+    return full_rank_lstsq(a, b, rcond)
+
+
 define_runtime_function("full_rank_lstsq", full_rank_lstsq, _lstsq_rule, fresh=True,
-                        batching=unrolled_batching)
+                        dispatcher=lstsq_of_full_rank, batching=unrolled_batching)
 
 
 @traces(np.linalg.lstsq, container=True)
