@@ -36,7 +36,8 @@ from autotrace.runtime.derivatives import (complex_parts, degenerate_matrices, e
                                            scans, structural_adjoints, triangles)
 from autotrace.runtime.primitives import adjugates
 from autotrace.runtime.primitives.diagonal_fill import diagonal_values
-from autotrace.runtime.primitives.math_special import polygamma
+from autotrace.runtime.primitives.linalg import lstsq_of_full_rank
+from autotrace.runtime.primitives.math_special import erfc, gamma, lgamma, polygamma, polygamma_of
 from tests.rule_table_nn import nn_table
 from tests.rule_table_signal import signal_table
 
@@ -284,6 +285,12 @@ TABLE += [  # between the poles 0, -1, -2, ...: gamma changes sign, lgamma is of
       wrt=(1,)),
     E("helper:polygamma/negative", polygamma, lambda rng: (2, rng.uniform(-3.9, -3.1, 3)),
       wrt=(1,)),
+    # the functions graphs call these ops by
+    E("helper:polygamma_of", polygamma_of, lambda rng: (rng.uniform(-3.9, -3.1, 3), 1),
+      wrt=(0,)),
+    E("helper:erfc", erfc, uniform(-2.0, 2.0, (3,))),
+    E("helper:gamma", gamma, uniform(0.3, 3.0, (4,))),
+    E("helper:lgamma", lgamma, uniform(0.2, 5.0, (4,))),
 ]
 TABLE.append(E("math.copysign", math.copysign, lambda rng: tuple(
     float(v) for v in (away_from_zero(rng, ()), away_from_zero(rng, ()))), wrt=(0,),
@@ -502,6 +509,8 @@ TABLE += [
       lambda rng: (spread_singular_values(rng, (2, 4)), rng.standard_normal((2, 3)))),
     E("linalg.lstsq/square", np.linalg.lstsq,
       lambda rng: (spread_singular_values(rng, (3, 3)), rng.standard_normal((3, 2)))),
+    E("helper:lstsq_of_full_rank", lstsq_of_full_rank,
+      lambda rng: (spread_singular_values(rng, (5, 3)), rng.standard_normal((5, 2)))),
     E("linalg.norm/vector", np.linalg.norm, normal((5,))),
     E("linalg.norm/matrix", np.linalg.norm, normal((3, 4))),
     E("linalg.norm/fro", np.linalg.norm, normal((3, 4)), dict(ord="fro")),

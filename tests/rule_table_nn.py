@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from autotrace.runtime.primitives.convolution import conv2d, conv2d_backprop_input, conv2d_backprop_kernel
-from autotrace.runtime.primitives.pooling import (avg_pool2d, avg_pool2d_backprop, max_pool2d,
-                                       max_pool2d_gather, max_pool2d_scatter)
+from autotrace.runtime.primitives.convolution import (conv2d, conv2d_backprop_input,
+                                                      conv2d_backprop_input_of,
+                                                      conv2d_backprop_kernel,
+                                                      conv2d_backprop_kernel_of)
+from autotrace.runtime.primitives.pooling import (avg_pool2d, avg_pool2d_backprop,
+                                                  avg_pool2d_backprop_of, max_pool2d,
+                                                  max_pool2d_gather, max_pool2d_scatter)
 from autotrace.runtime.primitives.special import erf
 
 
@@ -45,6 +49,25 @@ _POOLS = [
 ]
 
 
+def _pair(value) -> tuple:
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+def _as_graphs_call(options: dict, x_shape: tuple, pool: bool) -> dict:
+    """A call's options as its op's attributes (what a graph passes): pairs, every default
+    given, and x's (height, width) as input_size."""
+    data_format = options.get("data_format", "channels_last")
+    spatial = x_shape[1:3] if data_format == "channels_last" else x_shape[2:4]
+    attributes = dict(padding=options.get("padding", "valid"), data_format=data_format,
+                      input_size=tuple(spatial))
+    if pool:
+        attributes["pool_size"] = _pair(options.get("pool_size", (2, 2)))
+        attributes["strides"] = _pair(options.get("strides", attributes["pool_size"]))
+    else:
+        attributes["strides"] = _pair(options.get("strides", (1, 1)))
+    return attributes
+
+
 def nn_table(Entry) -> list:
     """The entries, made with the table's Entry class."""
     table = [Entry("erf", erf, _normal((3, 4))),
@@ -57,6 +80,14 @@ def nn_table(Entry) -> list:
             Entry(f"helper:conv2d_backprop_kernel/{name}", conv2d_backprop_kernel,
                   _normal(y, x, kernel), options, wrt=(0, 1)),
         ]
+        attributes = _as_graphs_call(options, x, pool=False)
+        input_size = attributes.pop("input_size")
+        table += [  # as graphs call them: the size of x or of the kernel in its place
+            Entry(f"helper:conv2d_backprop_input_of/{name}", conv2d_backprop_input_of,
+                  _normal(y, kernel), {**attributes, "input_size": input_size}, wrt=(0, 1)),
+            Entry(f"helper:conv2d_backprop_kernel_of/{name}", conv2d_backprop_kernel_of,
+                  _normal(y, x), {**attributes, "window": tuple(kernel[:2])}, wrt=(0, 1)),
+        ]
     for name, x, y, options in _POOLS:
         table += [
             Entry(f"max_pool2d/{name}", max_pool2d, lambda rng, x=x: (_distinct(x)(rng),),
@@ -68,5 +99,7 @@ def nn_table(Entry) -> list:
             Entry(f"avg_pool2d/{name}", avg_pool2d, _normal(x), options),
             Entry(f"helper:avg_pool2d_backprop/{name}", avg_pool2d_backprop,
                   _normal(y, x), options, wrt=(0,)),
+            Entry(f"helper:avg_pool2d_backprop_of/{name}", avg_pool2d_backprop_of,
+                  _normal(y), _as_graphs_call(options, x, pool=True), wrt=(0,)),
         ]
     return table

@@ -37,11 +37,15 @@ import autotrace.runtime
 import autotrace.transforms
 from autotrace.runtime.abstract import AbstractArray
 from autotrace.runtime.graph import Constant, Equation, Graph, Literal, Var
+from autotrace.runtime.primitives.linalg import lstsq_of_full_rank
 from autotrace.runtime.tracing.trees import map_arrays
 from tests import corpus
 from tests.rule_table import TABLE
 from tests.test_corpus import arguments, case_id
 from tests.test_rule_table_grad import build_wrappers
+
+# np.linalg.lstsq, and the function graphs call its op by.
+LSTSQ = (np.linalg.lstsq, lstsq_of_full_rank)
 
 # Entries whose function computes wider than its float32 (complex64) arguments, by NumPy's rules.
 WIDENING = {
@@ -57,8 +61,11 @@ WIDENING = {
     "broadcast_arrays": "np.broadcast_arrays makes the Python float a float64 array",
     "diff/prepend-append": "np.diff makes the Python float prepend a float64 array",
     "diff/append": "np.diff makes the Python float append a float64 array",
-    **dict.fromkeys(["helper:polygamma/digamma", "helper:polygamma/negative"],
+    **dict.fromkeys(["helper:polygamma/digamma", "helper:polygamma/negative",
+                     "helper:polygamma_of"],
                     "polygamma sums its series in float64, and gives float32"),
+    **dict.fromkeys(["helper:erfc", "helper:gamma", "helper:lgamma"],
+                    "math's function of each element's float64 value, given as float32"),
     "polyval/number": "np.polyval makes the Python float x a float64 array (np.asanyarray)",
     **dict.fromkeys(["vander", "vander/wider", "vander/increasing", "vander/one-column"],
                     "np.vander computes in x's dtype promoted with int: float64 (complex128)"),
@@ -99,7 +106,7 @@ REAL_RULES = {
        if entry.name.split("/")[0] in ("var", "std", "linalg.slogdet", "linalg.pinv",
                                        "linalg.norm", "linalg.vector_norm")},
     **{entry.name: "its solution reads conj(a) (a^+ is the pseudo-inverse's): refused"
-       for entry in TABLE if entry.func is np.linalg.lstsq},
+       for entry in TABLE if entry.func in LSTSQ},
     **{entry.name: "it correlates with conj(v), not holomorphic in v: refused in reverse mode"
        for entry in TABLE if entry.func is np.correlate},
     **dict.fromkeys(["vecdot", "vecdot/axis", "linalg.vecdot", "vdot"],
@@ -110,7 +117,7 @@ REAL_RULES = {
 # Entries whose function returns an integer beside its floats (lstsq's rank): the default seed
 # of an integer is ones of float64 (an integer has no precision to keep), so their gradients are
 # taken with a seed of their own dtypes, ones everywhere.
-INTEGER_RESULTS = {entry.name for entry in TABLE if entry.func is np.linalg.lstsq}
+INTEGER_RESULTS = {entry.name for entry in TABLE if entry.func in LSTSQ}
 
 # Corpus functions that autotrace.function traces in float64 but not in float32 (none now:
 # a Python float accumulator carried through a traced `if` or loop is weak, float32 after it
