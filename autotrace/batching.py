@@ -236,8 +236,8 @@ class Vmapped:
         token = own_rules_met.set(met)
         try:
             note_own_rule(self.function)  # (a custom_vjp mapped itself)
-            graph, structure = self._traced.traced_graph((*self._bound, *args), kwargs,
-                                                         state_known=False)
+            graph, structure = self._traced.traced_graph(  # (its key holds no identities)
+                (*self._bound, *args), kwargs, state_known=False, identities=False)
         finally:
             own_rules_met.reset(token)
         if structure.written:

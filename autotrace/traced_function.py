@@ -211,7 +211,8 @@ class Function:
             _log_placement(self, graph)
         return entry
 
-    def traced_graph(self, args: tuple, kwargs: dict, state_known: bool = True):
+    def traced_graph(self, args: tuple, kwargs: dict, state_known: bool = True,
+                     identities: bool = True):
         """Trace the Python function on `args` and `kwargs` (arrays, or placeholders from
         runtime/tracing/spec.py) without caching or compiling: (graph as traced, OutputStructure).
         Variables it makes are made as on a first call (autotrace.export uses this).
@@ -219,22 +220,24 @@ class Function:
         A trace that finds an array written into an object's state it did not know of reads
         that state as it is now, and serves one call (runtime/object_slots.py); with
         `state_known` (for a trace that is not run at once: export, a concrete function) it
-        is traced again then, now reading that state on every call."""
+        is traced again then, now reading that state on every call. With `identities` (a
+        trace keyed by which arguments are one object: not export's), `f(a, a)` hands the
+        function one traced value for both, so `x is y` answers as it does eagerly."""
         _TRACING.depth = getattr(_TRACING, "depth", 0) + 1
         try:
             first = self.trace_count == 0
             before = next_variable_number()
-            graph, structure = self._trace(args, kwargs, allow_state_creation=first)
+            graph, structure = self._trace(args, kwargs, first, identities)
             state = graph_state_of(structure)
             if state_known and state is not None and state.once:
-                graph, structure = self._trace(args, kwargs, allow_state_creation=first)
+                graph, structure = self._trace(args, kwargs, first, identities)
             if first and next_variable_number() > before + 1:
                 # Variables were made while tracing. As tf.function does, trace once more,
                 # now refusing new ones: made once (a layer built lazily), they exist now;
                 # made on every call, the Python function would have a new one each time,
                 # where the graph would keep one for all calls.
                 try:
-                    graph, structure = self._trace(args, kwargs, allow_state_creation=False)
+                    graph, structure = self._trace(args, kwargs, False, identities)
                 except StateError as error:
                     made = getattr(error, "variable_name", None)
                     if made is None:
@@ -252,9 +255,9 @@ class Function:
             _TRACING.depth -= 1
         return graph, structure
 
-    def _trace(self, args, kwargs, allow_state_creation: bool):
+    def _trace(self, args, kwargs, allow_state_creation: bool, identities: bool):
         token = None
-        how = dict(protect_arguments=True, source=self.python_function,
+        how = dict(protect_arguments=True, source=self.python_function, identities=identities,
                    parameters=self._positional, allow_state_creation=allow_state_creation)
         try:
             traced = trace(self._for_tracing(), args, kwargs, **how)

@@ -8,6 +8,7 @@ import pytest
 
 import autotrace
 from autotrace.runtime.tracing.type_checks import TracerAttributeError
+from tests.exported import import_exported
 
 
 # ---- 1. a method held in a declared field reads the trace's copy of its object ---------------
@@ -279,3 +280,45 @@ def test_setting_an_item_to_the_object_it_holds_changes_nothing_as_eagerly():
     batch = [x, [x, 1.0]]
     assert autotrace.function(set_again)(x, batch) == set_again(x, batch) == 4.0
     assert batch[1][0] is x
+
+
+# ---- traces served to other arguments than their own read each argument apart ---------------
+
+def _made_by_exec(text: str):
+    """A function whose source cannot be read: its derivative is built from a trace."""
+    namespace = {"np": np}
+    exec(text, namespace)
+    return namespace["f"]
+
+
+def test_a_gradient_from_a_trace_of_one_array_passed_twice_is_each_argument_s():
+    f = _made_by_exec("def f(a, b):\n    return np.sum(a * 2.0 * b + a)\n")
+    x = np.array([1.0, 2.0])
+    with pytest.warns(autotrace.TracedSourceWarning):
+        da, db = autotrace.grad(f, argnums=(0, 1))(x, x)
+    # d/da = 2b + 1, d/db = 2a
+    np.testing.assert_allclose(da, 2.0 * x + 1.0)
+    np.testing.assert_allclose(db, 2.0 * x)
+    with pytest.warns(autotrace.TracedSourceWarning):
+        da, db = autotrace.function(autotrace.grad(f, argnums=(0, 1)))(x, x)
+    np.testing.assert_allclose(da, 2.0 * x + 1.0)
+    np.testing.assert_allclose(db, 2.0 * x)
+
+
+def test_an_export_traced_with_one_array_passed_twice_reads_each_argument(tmp_path):
+    @autotrace.function
+    def combine(a, b):
+        return a + 2.0 * b
+
+    x = np.ones(2)
+    autotrace.export(combine, x, x, tmp_path / "combine.py")
+    module = import_exported(tmp_path / "combine.py")
+    np.testing.assert_array_equal(module.combine(x, np.zeros(2)), [1.0, 1.0])
+    np.testing.assert_array_equal(module.combine(x, x), [3.0, 3.0])
+
+
+def test_vmap_of_one_array_passed_twice_then_of_two():
+    mapped = autotrace.vmap(lambda a, b: a + 2.0 * b)
+    A, B = np.ones((3, 2)), np.zeros((3, 2))
+    np.testing.assert_array_equal(mapped(A, A), np.full((3, 2), 3.0))
+    np.testing.assert_array_equal(mapped(A, B), np.full((3, 2), 1.0))

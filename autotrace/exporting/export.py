@@ -126,7 +126,8 @@ def export(function, *arguments_and_path, name: str | None = None,
     traced_args, traced_kwargs = traced._binding.bind(
         (*instance, *(placeholders_of(argument) for argument in arguments)),
         {key: placeholders_of(value) for key, value in keyword_arguments.items()})
-    unoptimized, structure = traced.traced_graph(traced_args, traced_kwargs)
+    # (each argument an input of its own: the module is called with other arrays than these)
+    unoptimized, structure = traced.traced_graph(traced_args, traced_kwargs, identities=False)
     backend = backend_named("numpy")
     graph = optimize(unoptimized, backend=backend)  # written out below, never run here
 
@@ -221,7 +222,7 @@ def _globals_of(body: str, namespace: dict, entry_name: str) -> tuple[dict, dict
             constants[global_name] = namespace[global_name]
         elif global_name in source_globals:
             # what computes the op (a graph may call it through a function that records it
-            # where its arguments are traced: det's derivatives, runtime/primitives/adjugates.py)
+            # where its arguments are traced: registry.define_runtime_function)
             primitive = primitives.get(global_name)
             ops[global_name] = (source_globals[global_name] if primitive is None
                                 else primitive.impl)

@@ -19,8 +19,7 @@ import numpy as np
 
 from ..abstract import AbstractArray, broadcast_shapes
 from ..devices import array_module
-from .registry import (bind, define_runtime_function, device_of_inputs, is_traced, shape_of,
-                       source_globals)
+from .registry import bind, define_runtime_function, device_of_inputs, is_traced, shape_of
 
 
 def cofactors(a):
@@ -221,14 +220,11 @@ def _stacks_batching(call):
     return call.bind(*[call.aligned(position, ndim) for position in range(len(call.args))])
 
 
-def _define(name, dispatcher, computed):
-    """The op `name`, computed by `computed`; graphs call it as `dispatcher`, which is what
-    rule bodies call, so that a derivative built from a graph has its rules and records it as
-    one op where its arguments are traced (autotrace.export writes `computed`)."""
-    define_runtime_function(name, computed, _result, fresh=True, batching=_stacks_batching)
-    source_globals[name] = dispatcher
-
-
-_define("cofactors", cofactors, _computed_cofactors)
-_define("cofactors_jvp", cofactors_jvp, _computed_cofactors_jvp)
-_define("cofactors_jvp_cross", cofactors_jvp_cross, _computed_cofactors_jvp_cross)
+# Graphs call each op by the function that rule bodies call, which records it where its
+# arguments are traced (registry.define_runtime_function's dispatcher).
+for _name, _dispatcher, _computed in (
+        ("cofactors", cofactors, _computed_cofactors),
+        ("cofactors_jvp", cofactors_jvp, _computed_cofactors_jvp),
+        ("cofactors_jvp_cross", cofactors_jvp_cross, _computed_cofactors_jvp_cross)):
+    define_runtime_function(_name, _computed, _result, fresh=True, batching=_stacks_batching,
+                            dispatcher=_dispatcher)

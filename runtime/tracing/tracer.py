@@ -523,11 +523,12 @@ for _dunder, _ufunc in UNARY_OPERATORS:
 
 def trace(function, args: tuple = (), kwargs: dict | None = None,
           allow_state_creation: bool = True, protect_arguments: bool = False,
-          parameters: tuple = (), source=None):
+          parameters: tuple = (), source=None, identities: bool = False):
     """Run `function(*args, **kwargs)` on abstract values; the graph it records.
 
     Array leaves of `args` and `kwargs` (see `map_arrays` for their order) become the graph's
-    inputs, in that order; other leaves are passed as they are. With `protect_arguments`,
+    inputs, in that order; other leaves are passed as they are. With `identities` (a trace keyed
+    by which arguments are one object), one object given twice is one traced value. With `protect_arguments`,
     changing an array argument in place (`x += 1`, `x[0] = v`) raises ArgumentChangedError,
     naming it by `parameters` (the names positional arguments fill, "*args" last). With
     `source` (the user's function, whose source names the line), so does changing a list, dict
@@ -562,7 +563,7 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
             spec_0d = path if isinstance(leaf, Tracer) and not leaf.ndim else None
             builder.arguments[id(tracer)] = (tracer, parameter, path, len(made), spec_0d)
         made.append((leaf, tracer))
-        return firsts.setdefault(id(leaf), tracer)  # f(a, a): `x is y` as eagerly
+        return firsts.setdefault(id(leaf), tracer) if identities else tracer  # (f(a, a))
     made: list = []  # (leaf, Tracer): arguments the caller passed sharing memory stay so
     firsts: dict = {}  # id(leaf) -> its first Tracer: one object is one value (signature.py)
     traced_args, traced_kwargs = map_arrays((tuple(args), dict(kwargs or {})), new_argument)

@@ -25,8 +25,7 @@ def test_array_leaves_become_inputs_and_other_leaves_stay_static():
     graph, _ = trace(function, ({"w": m23, "b": x3}, x3, 2.0), {"mode": "scaled"})
     assert seen == [(2.0, "scaled")]
     assert [str(var.aval) for var in graph.inputs] == ["f64[3]", "f64[2,3]", "f64[3]"]
-    # x is params["b"], one object: the trace reads it as the first input (a) for both.
-    assert str(graph).splitlines()[1:3] == ["  d:f64[2,3] = multiply b a",
+    assert str(graph).splitlines()[1:3] == ["  d:f64[2,3] = multiply b c",
                                             "  e:f64[2,3] = multiply d 2.0"]
 
 
