@@ -265,17 +265,22 @@ HANDED += [
 ]
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("f, line, message", HANDED, ids=[case[0].__name__ for case in HANDED])
-def test_a_writer_handed_to_a_function_that_calls_it_is_refused_at_the_call(f, line, message,
-                                                                           mode):
+def _check_refused(f, mode: str, line: int, message: str, construct: str) -> None:
+    """`f` in `mode` is refused at this file's `line` with exactly `message`."""
     with pytest.raises(TransformError) as caught:
         MODES[mode](f)
     error = caught.value
     assert error.message == message
     assert error.lineno == line
     assert os.path.abspath(error.filename) == os.path.abspath(__file__)
-    assert error.construct == "write into shared memory"
+    assert error.construct == construct
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("f, line, message", HANDED, ids=[case[0].__name__ for case in HANDED])
+def test_a_writer_handed_to_a_function_that_calls_it_is_refused_at_the_call(f, line, message,
+                                                                           mode):
+    _check_refused(f, mode, line, message, "write into shared memory")
 
 
 # --- writers called through another name: refused when the call runs ------------------------
@@ -423,13 +428,7 @@ FOUND_WHEN_IT_RUNS += [
 @pytest.mark.parametrize("f, line, message", FOUND_WHEN_IT_RUNS,
                          ids=[case[0].__name__ for case in FOUND_WHEN_IT_RUNS])
 def test_a_writer_called_by_another_name_is_refused_when_the_call_runs(f, line, message, mode):
-    with pytest.raises(TransformError) as caught:
-        MODES[mode](f)
-    error = caught.value
-    assert error.message == message
-    assert error.lineno == line
-    assert os.path.abspath(error.filename) == os.path.abspath(__file__)
-    assert error.construct == "write into an argument"
+    _check_refused(f, mode, line, message, "write into an argument")
 
 
 # --- readers, the same shapes of code: differentiated ---------------------------------------
