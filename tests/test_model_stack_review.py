@@ -103,9 +103,10 @@ def test_implicit_gradient_of_a_variable_method_says_to_use_the_variable(loss, m
     with pytest.raises(at.TransformError) as raised:
         gradient(np.ones(2))
     assert str(raised.value).startswith(
-        f"cannot differentiate Variable 'kernel'.{method}(): use the Variable itself where "
-        f"its value is meant (`w * x`, `np.sum(w)`, `w[0]`), which reads it as the array it "
-        f"holds and passes its gradient\n  File \"{__file__}\", line ")
+        f"cannot differentiate a call of Variable 'kernel''s {method} method (value, "
+        f"read_value, numpy): use the Variable itself where its value is meant (`w * x`, "
+        f"`np.sum(w)`, `w[0]`), which reads it as the array it holds (with its gradient where "
+        f"it is trainable)\n  File \"{__file__}\", line ")
 
 
 def test_implicit_gradient_of_the_variable_itself():

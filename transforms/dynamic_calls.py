@@ -177,10 +177,10 @@ def _asks_for_self(func, wrt) -> tuple:
         owner = getattr(func, "__self__", None)
         if isinstance(owner, StateCell) and getattr(func, "__name__", None) in _STATE_READS:
             raise TransformError(
-                f"cannot differentiate {owner.state_label()}.{func.__name__}(): use the "
-                f"Variable itself where its value is meant (`w * x`, `np.sum(w)`, `w[0]`), "
-                f"which reads it as the array it holds and passes its gradient"
-                + _calling_line())
+                f"cannot differentiate a call of {owner.state_label()}'s {func.__name__} "
+                f"method (value, read_value, numpy): use the Variable itself where its value "
+                f"is meant (`w * x`, `np.sum(w)`, `w[0]`), which reads it as the array it "
+                f"holds (with its gradient where it is trainable)" + _calling_line())
         if structure.carries_gradient(owner) and classify_value_safely(func) != "constant":
             raise TransformError(
                 f"no derivative rule for the method {type(owner).__name__}."
