@@ -284,3 +284,22 @@ def test_a_python_int_after_a_traced_if_compares_as_the_number_itself():
         for traced, eager in zip(autotrace.function(counted)(u8, i8, flag),
                                  counted(u8, i8, flag)):
             np.testing.assert_array_equal(traced, eager)
+
+
+def clipped_by_a_carried_number(x):
+    lr = 0.1
+    i = 0
+    while np.abs(np.sum(x)) * i < 5:  # (lr: a Python float the trace does not know)
+        lr = lr * 0.5
+        i += 1
+    return np.clip(x, -lr, lr), np.clip(x, lr, None), np.where(x > 0, x, lr), \
+        np.where(x > 0, 2 * lr, x), x.clip(-lr, lr)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_np_where_and_np_clip_take_a_carried_number_as_numpy_takes_the_number(dtype):
+    x = np.array([0.02, -2.0, 3.0], dtype)
+    traced = autotrace.function(clipped_by_a_carried_number)(x)
+    for traced_item, eager_item in zip(traced, clipped_by_a_carried_number(x), strict=True):
+        assert traced_item.dtype == eager_item.dtype == dtype
+        np.testing.assert_array_equal(traced_item, eager_item)

@@ -24,6 +24,7 @@ from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, d
                        reject_arguments, shape_of, static, static_dtype, traces, ufunc_methods,
                        untraceable, untraceable_shape, UntraceableError)
 from .same_sizes import check_unknown_sizes
+from .weak_inputs import cast_weak_inputs
 
 
 def _resolution_type(aval):
@@ -402,7 +403,7 @@ def bind_where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     check_unknown_sizes("numpy.where", (condition, x, y))
-    return bind("where", condition, x, y)
+    return bind("where", *cast_weak_inputs(np.where, (condition, x, y)))
 
 
 register(Primitive("clip", np.clip, elementwise_rule(np.clip), source=_ufunc_source("clip"),
@@ -419,14 +420,13 @@ def bind_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoVa
     lower = None if lower is np._NoValue else lower
     upper = None if upper is np._NoValue else upper
     check_unknown_sizes("numpy.clip", (a, lower, upper))
-    return bind("clip", a, lower, upper)
+    return bind("clip", *cast_weak_inputs(np.clip, (a, lower, upper)))
 
 
 for _function in (np.clip, np.round, np.conjugate):
     array_method(_function)
 array_method(np.conjugate, name="conj")
-# The methods x.conj() and x.conjugate() of a real x give x itself (Tracer.conjugate does too),
-# so a call read as this function may give its argument; the tracer has no view to keep.
+# x.conj() and x.conjugate() of a real x give x itself (Tracer.conjugate too): no view to keep
 declare(np.conjugate, view=lambda result, x: None)
 
 
