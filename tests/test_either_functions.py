@@ -255,3 +255,82 @@ def test_an_exported_function_returns_the_kind_of_the_path_taken(tmp_path):
     spec.loader.exec_module(module)
     for x in PATHS:
         _assert_numpys(module.big_and_x(x), big_and_x(x))
+
+
+# Arithmetic on an either-value keeps each path's kind as Python and NumPy do: `-step` is the
+# Python float -0.1 on one path (known while tracing, as NumPy takes a Python float) and a
+# float32 on the other, so a NumPy function of it gives NumPy's dtype on each path
+def step_or_scalar(x, use):
+    step = 0.1 if np.sum(x) > 0 else np.float32(0.01)
+    return use(x, step)
+
+
+DERIVED = {
+    "clip_of_negated": lambda x, step: np.clip(x - step * x, -step, step),
+    "clip_of_times_one": lambda x, step: np.clip(x, step * 1.0, 1.0),
+    "clip_of_difference": lambda x, step: np.clip(x, 0.0 - step, 1 - step),
+    "clip_of_abs_and_square": lambda x, step: np.clip(x, abs(step), 2.0 + step ** 2),
+    "where_of_product": lambda x, step: np.where(x > 0, x, step * 2),
+    "where_of_negated": lambda x, step: np.where(x > 0, x, -step),
+    "full_like_of_negated": lambda x, step: np.full_like(x, -step),
+    "clip_of_floor_divided": lambda x, step: np.clip(x, step // 0.03, 5.0),
+    "returned_negated": lambda x, step: -step,
+    "returned_divmod": lambda x, step: divmod(step, 0.03),
+}
+PATHS_F32 = [np.array([1.0, -2.0, 3.0], np.float32), np.array([-1.0, 2.0, -3.0], np.float32)]
+
+
+@pytest.mark.parametrize("x", PATHS_F32, ids=["number", "scalar"])
+@pytest.mark.parametrize("name", sorted(DERIVED))
+def test_a_numpy_function_of_arithmetic_on_an_either_value_is_numpys_on_each_path(name, x):
+    eager = step_or_scalar(x, DERIVED[name])
+    _assert_numpys(autotrace.function(step_or_scalar)(x, DERIVED[name]), eager)
+
+
+def test_the_number_of_a_derived_either_value_is_python_s():
+    negated = autotrace.function(step_or_scalar)(PATHS_F32[0], DERIVED["returned_negated"])
+    assert type(negated) is float and negated == -0.1
+
+
+def loop_step_or_scalar(x):
+    lr = 0.1
+    i = 0
+    while np.abs(np.sum(x)) * i < 5:  # (a traced loop: lr is a Python float not known)
+        lr = lr * 0.5
+        i += 1
+    step = lr if np.sum(x) > 0 else np.float32(0.01)
+    return np.clip(x - step * x, -step, step), np.where(x > 0, x, -step), step
+
+
+@pytest.mark.parametrize("x", PATHS_F32, ids=["number", "scalar"])
+def test_an_either_value_whose_number_is_not_known_meets_numpy_functions_as_numpys(x):
+    _assert_numpys(autotrace.function(loop_step_or_scalar)(x), loop_step_or_scalar(x))
+
+
+def reciprocal_of_step_minus(x):
+    step = 0.1 if np.sum(x) > 0 else np.float32(0.01)
+    return x * (1.0 / (step - 0.1))  # (Python's ZeroDivisionError on the path not taken)
+
+
+def test_what_python_raises_on_the_path_not_taken_is_computed_on_the_other():
+    x = PATHS_F32[1]
+    _assert_numpys(autotrace.function(reciprocal_of_step_minus)(x),
+                   reciprocal_of_step_minus(x))
+
+
+def derived_steps(x):
+    step = 0.1 if np.sum(x) > 0 else np.float32(0.25)
+    return np.sum(np.clip(x, -step, 1 - step) * x) + np.sum(np.where(x > 0, x, -step) ** 2) \
+        + np.sum(x * abs(step) ** 2)
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, -1.5, 0.05]), np.array([-0.5, 1.5, -0.05])],
+                         ids=["number", "scalar"])
+def test_gradients_through_numpy_functions_of_arithmetic_on_an_either_value(x):
+    check_every_mode(derived_steps, x)
+    x32 = x.astype(np.float32)
+    eager = autotrace.grad(derived_steps)(x32)
+    traced = autotrace.function(autotrace.grad(derived_steps))(x32)
+    assert traced.dtype == eager.dtype == np.float32
+    np.testing.assert_array_equal(traced, eager)
+    _assert_numpys(autotrace.function(derived_steps)(x32), derived_steps(x32))

@@ -44,8 +44,7 @@ def on_each_path_call(function, what: str | None = None):
     def call(*args, **kwargs):
         if not holds_either((args, kwargs)):
             return function(*args, **kwargs)
-        return on_each_path(call, args, kwargs, what, numbers=True,
-                            zero_d_array=is_zero_d_array)
+        return on_each_path(call, args, kwargs, what, zero_d_array=is_zero_d_array)
     return call
 
 

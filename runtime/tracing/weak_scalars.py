@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import operator
+
 import numpy as np
 
 from ..primitives.elementwise import apply_ufunc, astype, power
@@ -43,6 +45,12 @@ WEAK_DTYPES = {np.dtype(np.int64): int, np.dtype(np.float64): float,
 # number (weak); comparisons give a bool, which is never weak.
 _PYTHON_ARITHMETIC = frozenset(ufunc for _, ufunc in BINARY_OPERATORS + UNARY_OPERATORS
                                if ufunc is not np.matmul)
+
+
+# Python's own operators, by the ufunc each is on arrays (divmod is a builtin)
+_PYTHON_OPERATORS = {ufunc: getattr(operator, f"__{name}__", divmod)
+                     for name, ufunc in BINARY_OPERATORS + UNARY_OPERATORS
+                     if ufunc in _PYTHON_ARITHMETIC}
 
 
 # Comparisons of an integer array with a Python int: NumPy 2 compares the number as it is,
@@ -153,14 +161,14 @@ def is_weak(value) -> bool:
 
 
 
-def on_each_path(compute, args: tuple, kwargs: dict, what: str, numbers: bool = False,
-                 zero_d_array=None):
+def on_each_path(compute, args: tuple, kwargs: dict, what: str, zero_d_array=None):
     """`compute(*args, **kwargs)` where a leaf of `args` or `kwargs` (in lists, tuples and
     dicts) is an either-value: computed as on each of its paths, once with the NumPy scalar it
-    is on one and once with the Python number it is on the other (`numbers`: the number itself
-    where it is known while tracing, as NumPy's functions take it; else, and for operators, a
-    weak value that stands for it), and one of the two results chosen by its condition
-    (`choose`, which refuses results NumPy gives of two dtypes, and reads `zero_d_array`).
+    is on one and once with the Python number it is on the other (the number itself where it
+    is known while tracing, as NumPy's functions take it, and Python's operators on it give a
+    Python number again, `_python_arithmetic`; else a weak value that stands for it), and one
+    of the two results chosen by its condition (`choose`, which refuses results NumPy gives of
+    two dtypes, and reads `zero_d_array`).
     `compute` is called once per path, so meets the other either-values of its arguments
     itself. What writes into an array (`out=`, np.copyto) would write twice: refused."""
     leaf = _first_either((args, kwargs))
@@ -169,11 +177,15 @@ def on_each_path(compute, args: tuple, kwargs: dict, what: str, numbers: bool = 
         raise _refused_write(either, what)
     results = []
     for kind in (either.first, either.second):  # (exact: it is one on that path)
-        path_value = either.number if numbers and isinstance(kind, type) and \
+        path_value = either.number if isinstance(kind, type) and \
             either.number is not None else _as_kind(value, kind)
         path_args, path_kwargs = _replaced((args, kwargs), leaf, path_value)
         try:
-            results.append(compute(*path_args, **path_kwargs))
+            try:
+                results.append(compute(*path_args, **path_kwargs))
+            except _NotPythonNumber:  # (Python's `1 / 0`: the path's number as a weak value)
+                path_args, path_kwargs = _replaced((args, kwargs), leaf, _as_kind(value, kind))
+                results.append(compute(*path_args, **path_kwargs))
         except OverflowError as error:  # (NumPy's, for the int on its path alone)
             raise _refused_overflow(either, what, error) from None
         if results[-1] is None:  # (np.copyto, np.fill_diagonal: written into an argument)
@@ -292,7 +304,8 @@ def choose(either: Either, first, second, what: str, zero_d_array=None):
         else np.where(either.flag, *flags)
     chosen = np.where(either.flag, _in_dtype(exact_of(first), holding),
                       _in_dtype(exact_of(second), holding))
-    return either_value(_scalar(chosen), *kinds, flag, either.where)
+    number = next((value for value in (first, second) if type(value) in WEAK_NUMBERS), None)
+    return either_value(_scalar(chosen), *kinds, flag, either.where, number)
 
 
 def _refused(either: Either, what: str, gives: str) -> UntraceableError:
@@ -380,6 +393,9 @@ def weak_ufunc(ufunc, *inputs, operator: bool = True):
     if any(either_of(value) is not None for value in inputs):
         return on_each_path(lambda *values: weak_ufunc(ufunc, *values, operator=operator),
                             inputs, {}, f"np.{ufunc.__name__}")
+    if operator and ufunc in _PYTHON_OPERATORS and all(type(value) in WEAK_NUMBERS
+                                                       for value in inputs):
+        return _python_arithmetic(_PYTHON_OPERATORS[ufunc], inputs)
     if not any(_traced_weak(value) for value in inputs):
         return apply_ufunc(ufunc, "__call__", *inputs)
     if all(is_weak(value) for value in inputs):
@@ -394,12 +410,36 @@ def weak_power(base, exponent):
     """`base ** exponent` (primitives/elementwise.py `power`) where either may be weak."""
     if either_of(base) is not None or either_of(exponent) is not None:
         return on_each_path(weak_power, (base, exponent), {}, "**")
+    if type(base) in WEAK_NUMBERS and type(exponent) in WEAK_NUMBERS:
+        return _python_arithmetic(pow, (base, exponent))
     if not (_traced_weak(base) or _traced_weak(exponent)):
         return power(base, exponent)
     if is_weak(base) and is_weak(exponent):  # (Python's types of two ints' power: weak_ints)
         result = int_power(base, exponent)
         return make_weak(power(base, exponent) if result is None else result)
     return power(*_cast_weak(np.power, (base, exponent)))
+
+
+def _python_arithmetic(python_operator, numbers: tuple):
+    """Python's operator on the Python numbers an either-value is on its path (on_each_path):
+    the Python number Python gives (`-0.1`, `1 - 0.1`), which stays known while tracing, so a
+    NumPy function given the result takes it as a Python number. Where Python raises (`1 / 0`,
+    an int past int64) or gives what no graph value holds: _NotPythonNumber, and on_each_path
+    computes that path with a weak value, as where the number is not known (the path may be
+    the one not taken, as Python raises only on it)."""
+    try:
+        result = python_operator(*numbers)
+    except (ArithmeticError, ValueError, TypeError):
+        result = None
+    results = result if type(result) is tuple else (result,)
+    if not all(type(value) in (float, complex) or type(value) is int and
+               np.iinfo(np.int64).min <= value <= np.iinfo(np.int64).max for value in results):
+        raise _NotPythonNumber
+    return result
+
+
+class _NotPythonNumber(Exception):
+    """Python's operator on a path's number gives no Python number a graph holds."""
 
 
 def _cast_weak(ufunc, inputs) -> tuple:
