@@ -19,6 +19,10 @@ the functions it reaches there, and in the attributes of the objects and the use
 reaches. A source that cannot be found so (held by an object with no attributes to read, or
 made afresh in the call: `np.random.default_rng()`) makes the states unsure: the run again is
 then checked, its value against the call's (`same_value`).
+
+A call that can draw nothing has no states to note: where the walk finds no source, no name
+`random` in the code it reaches (`np.random.rand`, `import random`) and nothing it cannot read,
+no state is read or set (a helper of a deterministic network is called once a layer).
 """
 from __future__ import annotations
 
@@ -41,9 +45,13 @@ FRESH_SOURCES = frozenset({
 KNOWN_MODULES = ("numpy", "autotrace")
 PLAIN_VALUES = (bool, int, float, complex, str, bytes, type(None), np.ndarray, np.generic,
                 np.dtype, np.ufunc, type(Ellipsis), slice, range)
+# The modules whose functions draw from the global states.
+DRAWING_MODULES = ("random", "numpy.random")
 # The objects that hold a random state (a Generator's is its BitGenerator's).
 RANDOM_SOURCES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
                   random.Random)
+# The package of traced values, whose attributes reach the whole graph being traced.
+TRACING = __name__.rsplit(".", 2)[0] + ".tracing"
 LIMIT = 5000  # values looked at, past which the states are unsure
 
 
@@ -54,7 +62,7 @@ class RandomStates:
     __slots__ = ("sources", "states", "sure")
 
     def __init__(self, sources: list, sure: bool):
-        self.sources = sources
+        self.sources = sources  # (none where the call can draw nothing)
         self.states = [_state_of(source) for source in sources]
         self.sure = sure
 
@@ -65,6 +73,8 @@ def random_states(function, arguments: tuple = (), keywords: dict | None = None)
     finder.visit(function)
     finder.visit(arguments)
     finder.visit(keywords or {})
+    if not (finder.draws or finder.sources) and finder.sure:
+        return RandomStates([], True)
     sources = [np.random.mtrand._rand, random] + finder.sources
     return RandomStates(sources, finder.sure)
 
@@ -73,7 +83,7 @@ def random_states(function, arguments: tuple = (), keywords: dict | None = None)
 def same_draws(states: RandomStates | None):
     """Run the block with the random sources in the states noted (the call draws the numbers
     it drew), then put back the states they hold now (the run again draws nothing)."""
-    if states is None:
+    if states is None or not states.sources:
         yield
         return
     now = [_state_of(source) for source in states.sources]
@@ -131,6 +141,7 @@ class _Finder:
         self.sources: list = []
         self.seen: set = set()
         self.sure = True
+        self.draws = False  # whether it reaches a function that draws from a global state
 
     def add(self, source) -> None:
         if all(source is not known for known in self.sources):
@@ -154,16 +165,25 @@ class _Finder:
             for item in value.values():
                 self.visit(item)
         elif isinstance(value, types.ModuleType):
-            if not _known(value.__name__):  # a module of the user's: what it holds
+            if _drawing(value.__name__):
+                self.draws = True
+            elif not _known(value.__name__):  # a module of the user's: what it holds
                 self.visit(dict(vars(value)))
         elif isinstance(value, types.FunctionType):
-            if not _known(getattr(value, "__module__", None) or ""):
+            module = getattr(value, "__module__", None) or ""
+            if not _known(module):
                 self.function(value)
+            elif _drawing(module):
+                self.draws = True
+            else:  # (a wrapper of autotrace's or a library's: the functions it closes over)
+                self.cells(value)
         elif isinstance(value, types.MethodType):
             self.visit(value.__func__)
             self.visit(value.__self__)
         elif isinstance(value, (types.BuiltinFunctionType, types.MethodWrapperType)):
             owner = getattr(value, "__self__", None)
+            if _drawing(getattr(value, "__module__", None) or ""):
+                self.draws = True
             if owner is not None and not isinstance(owner, types.ModuleType):
                 self.visit(owner)
         elif isinstance(value, functools.partial):
@@ -179,6 +199,8 @@ class _Finder:
 
     def instance(self, value) -> None:
         kind = type(value)
+        if kind.__module__.startswith(TRACING):  # (a traced value: its graph holds no source)
+            return
         attributes = getattr(value, "__dict__", None)
         slots = [name for klass in kind.__mro__ for name in getattr(klass, "__slots__", ())]
         if attributes is None and not slots:
@@ -192,20 +214,35 @@ class _Finder:
         self.visit([getattr(value, name, None) for name in slots if isinstance(name, str)])
 
     def function(self, function) -> None:
-        names: set = set()
-        _names_of(function.__code__, names)
-        if names & FRESH_SOURCES:
+        names, fresh, drawing = _code_names(function.__code__)
+        if fresh:
             self.sure = False
+        if drawing:  # np.random.rand, random.random
+            self.draws = True
         namespace = function.__globals__
-        for name in sorted(names):
+        for name in names:
             if name in namespace:
                 self.visit(namespace[name])
+        self.cells(function)
+
+    def cells(self, function) -> None:
+        """Visit the cells of `function`'s closure and its default values."""
         for cell in function.__closure__ or ():
             try:
                 self.visit(cell.cell_contents)
             except ValueError:  # an empty cell
                 pass
         self.visit((function.__defaults__, function.__kwdefaults__))
+
+
+@functools.lru_cache(maxsize=1024)
+def _code_names(code) -> tuple:
+    """(the names `code` reads, in order; whether one makes a generator afresh; whether one
+    is `random`, as np.random.rand and random.random read it)."""
+    names: set = set()
+    _names_of(code, names)
+    return (sorted(names), bool(names & FRESH_SOURCES),
+            any("random" in name.split(".") for name in names))
 
 
 def _names_of(code, names: set) -> None:
@@ -216,6 +253,13 @@ def _names_of(code, names: set) -> None:
             _names_of(constant, names)
 
 
+@functools.lru_cache(maxsize=1024)
+def _drawing(module: str) -> bool:
+    """Whether `module` is one whose functions draw from NumPy's or Python's global state."""
+    return any(module == name or module.startswith(name + ".") for name in DRAWING_MODULES)
+
+
+@functools.lru_cache(maxsize=1024)
 def _known(module: str) -> bool:
     """Whether `module` draws from the global states alone or draws nothing: NumPy's and
     autotrace's, and Python's standard library (`re`, `enum`: walking them finds nothing)."""
