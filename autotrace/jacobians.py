@@ -36,9 +36,11 @@ from autotrace.runtime.pytrees import node_of, registered, tree_flatten
 from autotrace.runtime.state import current_scope
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.transforms.codegen.naming import python_name
+from autotrace.transforms.analysis.argument_writes import PARAMETERS_WRITTEN
 from autotrace.transforms.analysis.calls import describe
 from autotrace.transforms.derivative_record import derivative_record
 from autotrace.transforms.errors import TransformError
+from autotrace.transforms.front.function_caches import made_from
 from autotrace.transforms.rules.core import constant
 from autotrace.transforms.wrt import FIRST_PARAMETER, WithRespectTo
 
@@ -182,6 +184,10 @@ def _two_seeds_a_row(dtype, x) -> bool:
 # gradient.
 constant(_array_point, _basis, _float_dtype, _output_of, _over_basis, _two_seeds_a_row,
          _states_before)
+for _helper in (_states_before, _same_draws_each_run):
+    # (they write into none of their arguments: where jacobian_fn is converted for tracing,
+    # the analysis of writes into arguments reads neither's source, nor random_states.py's)
+    made_from(_helper, PARAMETERS_WRITTEN)["written"] = ()
 
 
 def jacrev(f: Callable, wrt: int = 0) -> Callable:

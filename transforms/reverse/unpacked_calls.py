@@ -26,8 +26,10 @@ from ...runtime.derivatives.state_log import writes_refused
 from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.unpacking import (apply_unpacked, keywords_parts, keywords_tangent,
                                              merged_keywords)
+from ..analysis.argument_writes import PARAMETERS_WRITTEN
 from ..dynamic_calls import (SELF, _bound_self, _floating, _object_with_gradient, jvp_call,
                             jvp_call_tangent, vjp_call, vjp_call_tangent, vjp_call_transpose)
+from ..front.function_caches import made_from
 from ..rules.core import adjoint, constant, d, tangent
 from ..unpacked_reruns import RUNS_AGAIN_UNPACKED, calling_line, refuse_other_draws
 
@@ -157,6 +159,9 @@ def unpacked_jvp_tangent(function, arguments, keywords, function_tangent, argume
 
 constant(floating_wrt)
 constant(random_states)
+# (it writes into none of its arguments: the analysis of writes into arguments of the code that
+# calls it, generated or autotrace's, need not read its source)
+made_from(random_states, PARAMETERS_WRITTEN)["written"] = ()
 
 
 @adjoint(apply_unpacked)
