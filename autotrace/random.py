@@ -19,6 +19,7 @@ import numpy as np
 from autotrace.placement import current_device
 from autotrace.initializers import reseed
 from autotrace.variables import Variable
+from autotrace.runtime.derivatives.random_states import random_source
 from autotrace.runtime.primitives.keyed_random import draw
 from autotrace.transforms.rules.core import constant
 
@@ -65,6 +66,9 @@ class Generator:
 
 
 constant(Generator.uniform, Generator.normal)  # draws carry no gradient
+# (a Jacobian's runs, and a derivative's runs again of a call, draw what the first drew)
+random_source(Generator, lambda generator: generator.key.read(),
+              lambda generator, key: generator.key.assign(key))
 
 _default: dict = {}  # device name -> that device's default generator
 _default_seed: list = []  # the seed set_seed gave, for generators of devices seen later

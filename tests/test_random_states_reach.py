@@ -58,3 +58,28 @@ def test_hessian_of_an_aliased_draw_is_that_of_its_draws():
     mask = np.random.rand(4)
     np.testing.assert_allclose(hessian, np.diag(6 * X * mask ** 3), rtol=1e-10)
     assert np.random.rand() == np.random.RandomState(3).rand(5)[4]  # one call's draws
+
+
+GENERATOR = autotrace.random.Generator(7)
+
+
+def generator_dropout(x):
+    mask = GENERATOR.uniform(x.shape) > 0.5
+    return np.sum(x * mask) ** 3
+
+
+def generator_at(key):
+    generator = autotrace.random.Generator(0)
+    generator.key.assign(key)
+    return generator
+
+
+def test_hessian_of_an_autotrace_generator_draw_is_that_of_one_draw():
+    # (each column drew with the key the column before left: an asymmetric Hessian)
+    for hessian in (autotrace.hessian(generator_dropout),
+                    autotrace.function(autotrace.hessian(generator_dropout))):
+        key = GENERATOR.key.read()
+        mask = generator_at(key).uniform(X.shape) > 0.5
+        expected = 6 * np.sum(X * mask) * np.outer(mask, mask)
+        np.testing.assert_allclose(hessian(X), expected, rtol=1e-12)
+        assert GENERATOR.key.read() == key + 1  # as one call advances it

@@ -14,7 +14,8 @@ the states of the random sources f can reach:
         ... vjp_call(f, _t3, _t4, ...)
 
 NumPy's and Python's global states always; each Generator, RandomState, BitGenerator and
-random.Random found in the arguments, in the globals f reads and the cells of its closure, in
+random.Random (and each source of a kind registered by `random_source`: autotrace.random's
+Generator, whose state is its key) found in the arguments, in the globals f reads and the cells of its closure, in
 the functions it reaches there, and in the attributes of the objects and the user's modules it
 reaches. A source that cannot be found so (held by an object with no attributes to read, or
 made afresh in the call: `np.random.default_rng()`) makes the states unsure: the run again is
@@ -50,6 +51,9 @@ DRAWING_MODULES = ("random", "numpy.random")
 # The objects that hold a random state (a Generator's is its BitGenerator's).
 RANDOM_SOURCES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
                   random.Random)
+# Other kinds of random source, registered where they are defined (autotrace.random's
+# Generator): the kind -> (the function that reads a source's state, the one that sets it).
+SOURCE_KINDS: dict = {}
 # The package of traced values, whose attributes reach the whole graph being traced.
 TRACING = __name__.rsplit(".", 2)[0] + ".tracing"
 LIMIT = 5000  # values looked at, past which the states are unsure
@@ -65,6 +69,12 @@ class RandomStates:
         self.sources = sources  # (none where the call can draw nothing)
         self.states = [_state_of(source) for source in sources]
         self.sure = sure
+
+
+def random_source(kind: type, state_of, set_state) -> None:
+    """Register `kind` as a random source: state_of(source) reads the state it draws from,
+    set_state(source, state) puts one back."""
+    SOURCE_KINDS[kind] = (state_of, set_state)
 
 
 def random_states(function, arguments: tuple = (), keywords: dict | None = None) -> RandomStates:
@@ -114,6 +124,8 @@ def same_value(first, again) -> bool:
 
 
 def _state_of(source):
+    if type(source) in SOURCE_KINDS:
+        return SOURCE_KINDS[type(source)][0](source)
     if source is random:
         return random.getstate()
     if isinstance(source, random.Random):
@@ -124,7 +136,9 @@ def _state_of(source):
 
 
 def _set_state(source, state) -> None:
-    if source is random:
+    if type(source) in SOURCE_KINDS:
+        SOURCE_KINDS[type(source)][1](source, state)
+    elif source is random:
         random.setstate(state)
     elif isinstance(source, random.Random):
         source.setstate(state)
@@ -156,7 +170,8 @@ class _Finder:
             return
         if isinstance(value, np.random.Generator):
             self.add(value.bit_generator)
-        elif isinstance(value, (np.random.RandomState, np.random.BitGenerator, random.Random)):
+        elif isinstance(value, (np.random.RandomState, np.random.BitGenerator, random.Random)) \
+                or type(value) in SOURCE_KINDS:
             self.add(value)
         elif isinstance(value, (list, tuple, set, frozenset, collections.deque)):
             for item in value:
