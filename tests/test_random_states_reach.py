@@ -83,3 +83,23 @@ def test_hessian_of_an_autotrace_generator_draw_is_that_of_one_draw():
         expected = 6 * np.sum(X * mask) * np.outer(mask, mask)
         np.testing.assert_allclose(hessian(X), expected, rtol=1e-12)
         assert GENERATOR.key.read() == key + 1  # as one call advances it
+
+
+def helper(x):  # (named as the template's hole for the log was: its draws were not noted)
+    return x * (GENERATOR.uniform(x.shape) > 0.5)
+
+
+def through_helper(x):
+    return np.sum(helper(x) ** 3)
+
+
+def test_second_derivative_through_a_drawing_helper_named_helper():
+    direction = np.array([0.3, -0.2, 0.5, 1.0])
+    for second in (lambda: autotrace.hvp(through_helper)(X, direction),
+                   lambda: autotrace.forward(autotrace.grad(through_helper))(
+                       X, tangent=direction)[1]):
+        key = GENERATOR.key.read()
+        got = second()
+        mask = generator_at(key).uniform(X.shape) > 0.5
+        np.testing.assert_allclose(got, 6 * X * mask * direction, rtol=1e-12)
+        assert GENERATOR.key.read() == key + 1

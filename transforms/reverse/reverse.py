@@ -286,11 +286,12 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
             pushes += push
             # (the log notes the random states the callee and the arguments named reach)
             reached = _names_reached(call) if helper == "state_writes_log" else []
-            if reached:
+            if reached:  # (holes, not names in the template: the callee may be `helper`)
+                arguments = gast.Tuple(elts=[name(n) for n in reached[1:]], ctx=gast.Load())
                 statements += replace(
-                    f"version = helper(random_states({reached[0]}, "
-                    f"({''.join(n + ', ' for n in reached[1:])})))", version=version,
-                    helper=self.helper(helper), random_states=self.helper("random_states"))
+                    "version = helper(random_states(callee, arguments))", version=version,
+                    helper=self.helper(helper), random_states=self.helper("random_states"),
+                    callee=name(reached[0]), arguments=arguments)
             else:
                 statements += replace("version = helper()", version=version,
                                       helper=self.helper(helper))
