@@ -71,6 +71,9 @@ class RandomStates:
         self.sure = sure
 
 
+NONE_DRAWN = RandomStates([], True)  # a call's that can draw nothing (read only)
+
+
 def random_source(kind: type, state_of, set_state) -> None:
     """Register `kind` as a random source: state_of(source) reads the state it draws from,
     set_state(source, state) puts one back."""
@@ -79,6 +82,12 @@ def random_source(kind: type, state_of, set_state) -> None:
 
 def random_states(function, arguments: tuple = (), keywords: dict | None = None) -> RandomStates:
     """The random states `function(*arguments, **keywords)` can draw from, as they are now."""
+    if not keywords and _reads_no_source(function):
+        for argument in arguments:
+            if not isinstance(argument, PLAIN_VALUES):
+                break
+        else:  # (what the walk would find, found sooner: a helper called once a layer)
+            return NONE_DRAWN
     finder = _Finder()
     finder.visit(function)
     finder.visit(arguments)
@@ -248,6 +257,25 @@ class _Finder:
             except ValueError:  # an empty cell
                 pass
         self.visit((function.__defaults__, function.__kwdefaults__))
+
+
+def _reads_no_source(function) -> bool:
+    """Whether `function` is a Python function with no closure and no default values, whose
+    code makes no generator and names no `random`, and the globals it reads are plain values
+    and modules that draw nothing (`np`): the walk would find no source and no draw in it."""
+    if type(function) is not types.FunctionType or function.__closure__ or \
+            function.__defaults__ or function.__kwdefaults__:
+        return False
+    names, fresh, drawing = _code_names(function.__code__)
+    if fresh or drawing:
+        return False
+    namespace = function.__globals__
+    for name in names:
+        value = namespace.get(name)
+        if not (isinstance(value, PLAIN_VALUES) or isinstance(value, types.ModuleType) and (
+                _known(value.__name__) and not _drawing(value.__name__))):
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=1024)
