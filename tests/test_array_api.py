@@ -131,6 +131,7 @@ def wrappers(tmp_path_factory):
 # Rule-table entries of functions the standard has no equivalent of: refused, naming it.
 # (a regex: correlate's gradient, or its tangent, convolves)
 NO_EQUIVALENT = {"linalg.lstsq": "numpy.linalg.lstsq", "convolve": "numpy.convolve",
+                 "helper:lstsq_of_full_rank": "numpy.linalg.lstsq",
                  "correlate": "numpy.(correlate|convolve)",
                  # (the widths np.diff gives of the sample points x)
                  **dict.fromkeys(["trapezoid/x", "trapezoid/x-axis0", "trapezoid/x-same-shape",
