@@ -90,6 +90,11 @@ def test_rule_helpers_called_eagerly_match_numpy():
     helpers = [entry for entry in TABLE if entry.name.startswith("helper:")]
     for entry in helpers:
         args, kwargs = entry.arguments(np.random.default_rng(0))
+        refused = NO_EQUIVALENT.get(entry.name)
+        if refused is not None:
+            with pytest.raises(ArrayApiError, match=f"^{refused} has no equivalent"):
+                entry.func(*to_strict(args), **to_strict(kwargs))
+            continue
         assert_matches(entry.func(*to_strict(args), **to_strict(kwargs)),
                        entry.func(*args, **kwargs), entry.name)
     print(f"{len(helpers)} rule helpers run on array_api_strict arrays")

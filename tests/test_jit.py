@@ -102,9 +102,9 @@ def test_jit_without_static_arguments_is_function():
     def f(x, y):
         calls.append(1)
         return np.sin(x) * y
-    x = np.array([0.5, 1.0])
-    np.testing.assert_allclose(f(x, x), np.sin(x) * x)
-    np.testing.assert_allclose(f(x + 1, x), np.sin(x + 1) * x)
+    x, y = np.array([0.5, 1.0]), np.array([2.0, 3.0])
+    np.testing.assert_allclose(f(x, y), np.sin(x) * y)
+    np.testing.assert_allclose(f(x + 1, y), np.sin(x + 1) * y)
     assert f.trace_count == 1 and len(calls) == 1
     assert isinstance(f, autotrace.Function)
 

@@ -31,6 +31,8 @@ from tests.test_rule_table_grad import build_wrappers
 REAL_PART = {
     "helper:unbroadcast/float": "unbroadcast(g, x) for a Python float x is float(sum(g))",
     "helper:unarray": "unarray(g, [1.0, 2.0, 3.0]) gives the items of g as Python floats",
+    "helper:in_place_result": "in_place_result(r, x) for a real array x is r's real part (a "
+                              "complex `x op= v` into it is refused before, as NumPy's)",
 }
 
 
