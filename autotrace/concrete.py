@@ -96,10 +96,13 @@ def concrete_function(function, args: tuple, kwargs: dict,
     for arrays, after `bound` (a method's instance); traced now if the cache has none."""
     args, kwargs = function._binding.bind(
         *placeholders_of(((*bound, *args), dict(kwargs))))
-    key, _ = signature_and_arrays(args, kwargs)
+    # (one array given twice is two inputs: the concrete function serves any arrays of these
+    # types, as it did before traces were keyed by which arguments are one object)
+    key = without_same_objects(signature_and_arrays(args, kwargs)[0])
     general = any(None in aval.shape for aval in _avals(args, kwargs))
     entry = function._cache.get(key) or function._cache.get_or_build(
-        key, lambda: function._build(args, kwargs, general=general, state_known=True))
+        key, lambda: function._build(args, kwargs, general=general, state_known=True,
+                                     identities=False))
 
     def flatten(call_args, call_kwargs):
         call_args, call_kwargs = function._binding.bind(call_args, call_kwargs)

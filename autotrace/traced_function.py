@@ -202,8 +202,9 @@ class Function:
         self._array_generation += 1
         self._array_calls.clear()
 
-    def _build(self, args, kwargs, general: bool = False, state_known: bool = False) -> _Entry:
-        graph, structure = self.traced_graph(args, kwargs, state_known=state_known)
+    def _build(self, args, kwargs, general: bool = False, state_known: bool = False,
+               identities: bool = True) -> _Entry:
+        graph, structure = self.traced_graph(args, kwargs, state_known, identities)
         entry = self._compile(graph, structure, general)
         entry.signature = describe_trace(self, as_specs((tuple(args), dict(kwargs))),
                                          outputs_of(entry))

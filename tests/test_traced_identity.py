@@ -322,3 +322,12 @@ def test_vmap_of_one_array_passed_twice_then_of_two():
     A, B = np.ones((3, 2)), np.zeros((3, 2))
     np.testing.assert_array_equal(mapped(A, A), np.full((3, 2), 3.0))
     np.testing.assert_array_equal(mapped(A, B), np.full((3, 2), 1.0))
+
+
+def test_a_concrete_function_got_for_one_array_twice_serves_two_arrays():
+    function = autotrace.function(lambda a, b: a + 2.0 * b)
+    x, y = np.ones(2), np.zeros(2)
+    concrete = function.get_concrete_function(x, x)
+    np.testing.assert_array_equal(concrete(x, y), [1.0, 1.0])
+    np.testing.assert_array_equal(concrete(x, x), [3.0, 3.0])
+    np.testing.assert_array_equal(function(x, y), [1.0, 1.0])  # its trace, found in the cache
