@@ -19,7 +19,7 @@ import numpy as np
 from autotrace.placement import current_device
 from autotrace.initializers import reseed
 from autotrace.variables import Variable
-from autotrace.runtime.derivatives.random_states import random_source
+from autotrace.runtime.derivatives.random_states import drawing_module, random_source
 from autotrace.runtime.primitives.keyed_random import draw
 from autotrace.transforms.rules.core import constant
 
@@ -98,6 +98,10 @@ def default_generator() -> Generator:
         name = "random_key" if device == "cpu" else f"random_key_{device.replace(':', '')}"
         _default[device] = Generator(seed, name=name)
     return _default[device]
+
+
+# (a call that draws, or reaches uniform or normal, notes the default generators' keys)
+drawing_module(__name__, lambda: [default_generator(), *_default.values()])
 
 
 def set_seed(seed: int) -> None:

@@ -29,8 +29,11 @@ from __future__ import annotations
 
 import collections
 import functools
+import numbers
+import os
 import random
 import sys
+import sysconfig
 import types
 from contextlib import contextmanager
 
@@ -46,8 +49,22 @@ FRESH_SOURCES = frozenset({
 KNOWN_MODULES = ("numpy", "autotrace")
 PLAIN_VALUES = (bool, int, float, complex, str, bytes, type(None), np.ndarray, np.generic,
                 np.dtype, np.ufunc, type(Ellipsis), slice, range)
-# The modules whose functions draw from the global states.
-DRAWING_MODULES = ("random", "numpy.random")
+PLAIN_TYPES = frozenset({bool, int, float, complex, str, bytes, type(None), np.float64})
+# The modules whose functions draw from the global states (and those registered by
+# `drawing_module`: autotrace.random, whose functions draw from its default generators).
+DRAWING_MODULES = ["random", "numpy.random"]
+# The functions giving the sources a registered drawing module's functions draw from.
+DEFAULT_SOURCES: dict = {}
+# Where Python's standard library lies (its site-packages aside).
+STDLIB_PATHS = tuple(sorted({os.path.normcase(os.path.realpath(path)) + os.sep for path in (
+    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
+    sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})[
+        "stdlib"])}))
+# The instances of the standard library's classes with nothing to draw from.
+PLAIN_OBJECTS = (numbers.Number, types.SimpleNamespace, types.CodeType, types.CellType,
+                 bytearray, memoryview, type(NotImplemented), types.GetSetDescriptorType,
+                 types.MemberDescriptorType, types.WrapperDescriptorType,
+                 types.MethodDescriptorType, types.ClassMethodDescriptorType)
 # The objects that hold a random state (a Generator's is its BitGenerator's).
 RANDOM_SOURCES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
                   random.Random)
@@ -80,11 +97,19 @@ def random_source(kind: type, state_of, set_state) -> None:
     SOURCE_KINDS[kind] = (state_of, set_state)
 
 
+def drawing_module(module: str, sources) -> None:
+    """Register `module` as one whose functions draw from the sources `sources()` gives (a
+    call that reaches one, or draws, notes their states)."""
+    DRAWING_MODULES.append(module)
+    DEFAULT_SOURCES[module] = sources
+    _drawing.cache_clear()
+
+
 def random_states(function, arguments: tuple = (), keywords: dict | None = None) -> RandomStates:
     """The random states `function(*arguments, **keywords)` can draw from, as they are now."""
     if not keywords and _reads_no_source(function):
         for argument in arguments:
-            if not isinstance(argument, PLAIN_VALUES):
+            if not _plain(argument):
                 break
         else:  # (what the walk would find, found sooner: a helper called once a layer)
             return NONE_DRAWN
@@ -95,6 +120,10 @@ def random_states(function, arguments: tuple = (), keywords: dict | None = None)
     if not (finder.draws or finder.sources) and finder.sure:
         return RandomStates([], True)
     sources = [np.random.mtrand._rand, random] + finder.sources
+    for module in finder.defaults:  # (the default generators of autotrace.random reached)
+        for source in DEFAULT_SOURCES[module]():
+            if all(source is not known for known in sources):
+                sources.append(source)
     return RandomStates(sources, finder.sure)
 
 
@@ -165,19 +194,31 @@ class _Finder:
         self.seen: set = set()
         self.sure = True
         self.draws = False  # whether it reaches a function that draws from a global state
+        self.defaults: set = set()  # the registered drawing modules it reaches
+
+    def drawing(self, module: str) -> None:
+        self.draws = True
+        if module in DEFAULT_SOURCES:
+            self.defaults.add(module)
 
     def add(self, source) -> None:
         if all(source is not known for known in self.sources):
             self.sources.append(source)
 
     def visit(self, value) -> None:
-        if isinstance(value, PLAIN_VALUES) or id(value) in self.seen:
+        kind = type(value)
+        if kind in PLAIN_TYPES or kind is np.ndarray and value.dtype.kind != "O" or \
+                id(value) in self.seen or _plain(value):
             return
         self.seen.add(id(value))
         if len(self.seen) > LIMIT:
             self.sure = False
             return
-        if isinstance(value, np.random.Generator):
+        if isinstance(value, np.ufunc):
+            self.sure = False  # (np.frompyfunc's: the function it calls cannot be read)
+        elif isinstance(value, np.ndarray):  # (of objects)
+            self.visit(list(value.flat[:LIMIT]))
+        elif isinstance(value, np.random.Generator):
             self.add(value.bit_generator)
         elif isinstance(value, (np.random.RandomState, np.random.BitGenerator, random.Random)) \
                 or type(value) in SOURCE_KINDS:
@@ -190,7 +231,7 @@ class _Finder:
                 self.visit(item)
         elif isinstance(value, types.ModuleType):
             if _drawing(value.__name__):
-                self.draws = True
+                self.drawing(value.__name__)
             elif not _known(value.__name__):  # a module of the user's: what it holds
                 self.visit(dict(vars(value)))
         elif isinstance(value, types.FunctionType):
@@ -198,7 +239,7 @@ class _Finder:
             if not _known(module):
                 self.function(value)
             elif _drawing(module):
-                self.draws = True
+                self.drawing(module)
             else:  # (a wrapper of autotrace's or a library's: the functions it closes over)
                 self.cells(value)
         elif isinstance(value, types.MethodType):
@@ -207,7 +248,7 @@ class _Finder:
         elif isinstance(value, (types.BuiltinFunctionType, types.MethodWrapperType)):
             owner = getattr(value, "__self__", None)
             if _drawing(getattr(value, "__module__", None) or ""):
-                self.draws = True
+                self.drawing(value.__module__)
             if owner is not None and not isinstance(owner, types.ModuleType):
                 self.visit(owner)
         elif isinstance(value, functools.partial):
@@ -227,13 +268,20 @@ class _Finder:
             return
         attributes = getattr(value, "__dict__", None)
         slots = [name for klass in kind.__mro__ for name in getattr(klass, "__slots__", ())]
-        if attributes is None and not slots:
-            # (one of C code may hold a source that cannot be read: itertools.repeat(rng))
-            if kind.__module__.split(".")[0] not in ("numpy", "builtins", "_thread", "autotrace"):
-                self.sure = False
-            return
         if not _known(kind.__module__):
             self.visit(kind)
+            if attributes is None and not slots:
+                self.sure = False  # (one of C code may hold a source that cannot be read)
+                return
+        elif isinstance(value, PLAIN_OBJECTS) or kind is object:
+            return
+        elif not kind.__module__.startswith(KNOWN_MODULES):
+            # (the standard library's: its code is not read, and may draw or call back, as
+            # statistics.NormalDist.samples, a generator or map(f, itertools.count()) do)
+            self.sure = False
+            return
+        elif attributes is None and not slots:
+            return  # (one of NumPy's or autotrace's with nothing to read)
         self.visit(dict(attributes or {}))
         self.visit([getattr(value, name, None) for name in slots if isinstance(name, str)])
 
@@ -246,7 +294,11 @@ class _Finder:
         namespace = function.__globals__
         for name in names:
             if name in namespace:
-                self.visit(namespace[name])
+                value = namespace[name]
+                self.visit(value)
+                if drawing and isinstance(value, types.ModuleType) and \
+                        value.__name__ + ".random" in DEFAULT_SOURCES:
+                    self.defaults.add(value.__name__ + ".random")  # autotrace.random.uniform
         self.cells(function)
 
     def cells(self, function) -> None:
@@ -272,9 +324,26 @@ def _reads_no_source(function) -> bool:
     namespace = function.__globals__
     for name in names:
         value = namespace.get(name)
-        if not (isinstance(value, PLAIN_VALUES) or isinstance(value, types.ModuleType) and (
+        if not (_plain(value) or isinstance(value, types.ModuleType) and (
                 _known(value.__name__) and not _drawing(value.__name__))):
             return False
+    return True
+
+
+def _plain(value) -> bool:
+    """Whether `value` is a plain value, with nothing to draw from: not an array of objects,
+    nor a ufunc of np.frompyfunc (it calls a function of Python's that cannot be read)."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.dtype.kind != "O"
+    if kind in PLAIN_TYPES:
+        return True
+    if not isinstance(value, PLAIN_VALUES):
+        return False
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind != "O"
+    if isinstance(value, np.ufunc):
+        return not value.__name__.endswith(" (vectorized)")
     return True
 
 
@@ -306,5 +375,20 @@ def _drawing(module: str) -> bool:
 def _known(module: str) -> bool:
     """Whether `module` draws from the global states alone or draws nothing: NumPy's and
     autotrace's, and Python's standard library (`re`, `enum`: walking them finds nothing)."""
-    return module.split(".")[0] in sys.stdlib_module_names or any(
-        module == known or module.startswith(known + ".") for known in KNOWN_MODULES)
+    return any(module == known or module.startswith(known + ".") for known in KNOWN_MODULES) \
+        or _stdlib(module.split(".")[0])
+
+
+def _stdlib(name: str) -> bool:
+    """Whether the module `name` is Python's standard library's: built in, or from a file
+    where it lies (a user's file `signal.py` is not, though named as one of its modules)."""
+    if name in sys.builtin_module_names or name == "builtins":
+        return True
+    module = sys.modules.get(name)
+    if module is None:
+        return False
+    path = getattr(module, "__file__", None)
+    if path is None:
+        return name in sys.stdlib_module_names  # (frozen, or a namespace package)
+    path = os.path.normcase(os.path.realpath(path))
+    return path.startswith(STDLIB_PATHS) and "-packages" + os.sep not in path
