@@ -18,8 +18,11 @@ random.Random (and each source of a kind registered by `random_source`: autotrac
 Generator, whose state is its key) found in the arguments, in the globals f reads and the cells of its closure, in
 the functions it reaches there, and in the attributes of the objects and the user's modules it
 reaches. A source that cannot be found so (held by an object with no attributes to read, or
-made afresh in the call: `np.random.default_rng()`) makes the states unsure: the run again is
-then checked, its value against the call's (`same_value`).
+made afresh in the call: `np.random.default_rng()`), and an object whose code the walk does not
+read (an instance of the standard library's, statistics.NormalDist; a generator, a map; a
+ufunc of np.frompyfunc) make the states unsure: the run again is then checked, its value
+against the call's (`same_value`). The standard library is told by where its files lie (a
+user's `signal.py` is walked as the user's).
 
 A call that can draw nothing has no states to note: where the walk finds no source, no name
 `random` in the code it reaches (`np.random.rand`, `import random`) and nothing it cannot read,
