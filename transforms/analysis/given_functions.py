@@ -154,9 +154,9 @@ class GivenFunctions:
     def callee_writes(self, node, callee, before: int) -> tuple:
         """parameters_written's tuples for the call `node` of the Python function `callee`,
         with the functions it is given followed where it calls them."""
-        if not any(self.function_writes(a) for a in node.args + [
-                k.value for k in node.keywords]):
-            return self.parameters_written(callee)
+        if (callee.__module__ or "").startswith("autotrace.") or not any(
+                self.function_writes(a) for a in node.args + [k.value for k in node.keywords]):
+            return self.parameters_written(callee)  # (autotrace's own: as parameters_written)
         try:
             parsed = parse_function(callee)
         except Exception:  # noqa: BLE001 - no source: nothing known, as parameters_written
