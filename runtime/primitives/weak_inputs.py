@@ -11,20 +11,21 @@ import numpy as np
 
 from .registry import bind
 
-# The type of the Python number a weak value of each dtype stands for
-_PYTHON_TYPES = {np.dtype(np.int64): int, np.dtype(np.float64): float,
-                 np.dtype(np.complex128): complex}
+# Python's numbers' dtypes, and their types: the type of the Python number a weak value of
+# each dtype stands for
+WEAK_DTYPES = {np.dtype(np.int64): int, np.dtype(np.float64): float,
+               np.dtype(np.complex128): complex}
 
 
 def cast_weak_inputs(function, inputs: tuple) -> tuple:
     """`inputs` of the elementwise `function`, each weak value cast to the floating dtype
     NumPy converts the Python number it stands for to among the others (an integer dtype is
     left alone: NumPy checks the int fits it, which a cast would wrap instead)."""
-    weak = [hasattr(type(value), "_weak") and value._weak and value.dtype in _PYTHON_TYPES
+    weak = [hasattr(type(value), "_weak") and value._weak and value.dtype in WEAK_DTYPES
             for value in inputs]
     if not any(weak):
         return inputs
-    examples = [_PYTHON_TYPES[value.dtype](0) if is_weak else _example(value)
+    examples = [WEAK_DTYPES[value.dtype](0) if is_weak else _example(value)
                 for value, is_weak in zip(inputs, weak)]
     with np.errstate(all="ignore"):
         dtype = np.asarray(function(*examples)).dtype

@@ -33,14 +33,12 @@ import numpy as np
 
 from ..primitives.elementwise import apply_ufunc, astype, power
 from ..primitives.registry import UntraceableError, is_traced
+from ..primitives.weak_inputs import WEAK_DTYPES  # (imported from here too)
 from ..python_operators import BINARY_OPERATORS, UNARY_OPERATORS
 from ..state import read_cells
 from .weak_ints import checked_int, fitting_int, int_power
 
 WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
-# Python's numbers' dtypes, and their types
-WEAK_DTYPES = {np.dtype(np.int64): int, np.dtype(np.float64): float,
-               np.dtype(np.complex128): complex}
 # The ufuncs of Python's arithmetic operators: on Python numbers alone they give a Python
 # number (weak); comparisons give a bool, which is never weak.
 _PYTHON_ARITHMETIC = frozenset(ufunc for _, ufunc in BINARY_OPERATORS + UNARY_OPERATORS
