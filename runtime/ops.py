@@ -17,6 +17,7 @@ from .primitives.registry import (  # noqa: F401 - the registry's names, complet
 
 # Each family registers its primitives and bindings when imported.
 from .primitives import index as ops_index
+from .primitives import elementwise_functions as ops_elementwise_functions
 from .primitives import grids as ops_grids
 from .primitives import insert as ops_insert
 from .primitives import linalg as ops_linalg

@@ -5,7 +5,8 @@ Python source, and each backend's facts about it), and that of a NumPy function'
 the op it binds to (`FunctionFacts`: a view, a new array, its array-API form); `registry`
 enters records and binds NumPy calls to them; the families define them, each fact in its op's
 row: `elementwise` (every ufunc, one row of facts each,
-plus where, clip, astype...; `same_sizes` checks that dimensions of unknown size meeting in
+plus where, clip, astype...; `elementwise_functions`: round, isclose and the other non-ufuncs;
+`same_sizes` checks that dimensions of unknown size meeting in
 broadcasting are equal), `reduce` (sums, extrema, scans), `shape` (reshape, transpose,
 creation...), `grids` (np.meshgrid, of shape ops), `index` and `insert` (x[i], x[i] = v), `linalg` (matmul, einsum, np.linalg), and
 autotrace's own array functions: `convolution` and `pooling` (with `windows`, their geometry),

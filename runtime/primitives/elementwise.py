@@ -19,12 +19,12 @@ from ..abstract import AbstractArray, broadcast_origins, broadcast_shapes, unkno
 from ..unknown_sizes import static_shape
 from .batching import elementwise_batching, never_batched
 from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, declare,
-                       define_function, define_runtime_function, device_of_inputs, is_traced,
+                       define_runtime_function, device_of_inputs, is_traced,
                        literal_source, numpy_functions, out_argument, primitives, register,
                        reject_arguments, shape_of, static, static_dtype, traces, ufunc_methods,
                        untraceable, untraceable_shape, UntraceableError)
 from .same_sizes import check_unknown_sizes
-from .weak_inputs import cast_weak_inputs
+from .weak_inputs import cast_weak_inputs, clip_bounds, python_number_as
 
 
 def _resolution_type(aval):
@@ -378,7 +378,7 @@ for _ufunc in [getattr(np, name) for name in dir(np)]:
         numpy_functions.setdefault(_ufunc, _ufunc_binding(_ufunc))
 
 
-# --- where, clip, astype, copy, round -----------------------------------------------------------
+# --- where, clip, astype, copy (elementwise_functions.py: round, isclose, ...) ---------------
 
 def elementwise_rule(function):
     """Shapes broadcast; the dtype is what `function` gives on 0-d examples."""
@@ -420,7 +420,7 @@ def bind_clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoVa
     lower = None if lower is np._NoValue else lower
     upper = None if upper is np._NoValue else upper
     check_unknown_sizes("numpy.clip", (a, lower, upper))
-    return bind("clip", *cast_weak_inputs(np.clip, (a, lower, upper)))
+    return bind("clip", *cast_weak_inputs(np.clip, (a, *clip_bounds(a, lower, upper))))
 
 
 for _function in (np.clip, np.round, np.conjugate):
@@ -455,7 +455,9 @@ def astype(x, dtype, copy=True):
     """`x.astype(dtype)` as an op, a new array (of x's dtype too) as NumPy's; but with
     copy=False, x of that dtype already is NumPy's result itself, and so this one's."""
     dtype = static_dtype(dtype)
-    return x if not copy and x.dtype == dtype else bind("astype", x, dtype=dtype)
+    if not copy and x.dtype == dtype:
+        return x
+    return bind("astype", python_number_as(x, dtype), dtype=dtype)
 
 
 @traces(getattr(np, "astype", astype))
@@ -480,61 +482,6 @@ def bind_copy(a, order="K", subok=False):
     if order not in ("K", "A", "C", "F"):
         raise ValueError(f"np.copy: order must be 'K', 'A', 'C' or 'F', not {order!r}")
     return bind("copy", a) if order == "K" else bind("copy", a, order=order)
-
-
-@traces(np.round, np.around)
-def bind_round(a, decimals=0, out=None):
-    reject_arguments("numpy.round", out=out)
-    return bind("round", a, decimals=static(decimals, "the decimals of numpy.round"))
-
-
-for _function in (np.round, np.real, np.imag, np.angle, np.nan_to_num, np.isclose, np.sinc,
-                  np.isreal, np.iscomplex):
-    define_function(_function.__name__, _function, abstract_eval=elementwise_rule(_function),
-                    fresh=_function not in (np.real, np.imag),
-                    array_api=_function.__name__ if _function in (np.real, np.imag) else None,
-                    batching=elementwise_batching)
-
-
-def _real_view(view, val):
-    """The real part of a complex array is a view (of a real one, NumPy gives the array)."""
-    if np.issubdtype(val.dtype, np.complexfloating):
-        return (lambda base, value: np.astype(value + 1j * np.imag(base), base.dtype)), True, ""
-    return None
-
-
-def _imag_view(view, val):
-    """The imaginary part of a complex array is a view; of a real one, read-only zeros."""
-    if np.issubdtype(val.dtype, np.complexfloating):
-        return (lambda base, value: np.astype(np.real(base) + 1j * value, base.dtype)), True, ""
-    return None, True, ""
-
-
-traces(np.real, view=_real_view)(lambda x: bind("real", x))
-traces(np.imag, view=_imag_view)(lambda x: bind("imag", x))
-for _function in (np.isreal, np.iscomplex, np.sinc):
-    traces(_function)(lambda x, _name=_function.__name__: bind(_name, x))
-
-
-@traces(np.angle)
-def bind_angle(z, deg=False):
-    return bind("angle", z, deg=bool(static(deg, "deg of numpy.angle")))
-
-
-@traces(np.nan_to_num)
-def bind_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    if not copy:
-        raise UntraceableError(
-            "autotrace cannot trace numpy.nan_to_num with copy=False, which writes into its "
-            "argument in place; assign the result instead: x = np.nan_to_num(x)")
-    return bind("nan_to_num", x, nan=static(nan, "nan"), posinf=static(posinf, "posinf"),
-                neginf=static(neginf, "neginf"))
-
-
-@traces(np.isclose)
-def bind_isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bind("isclose", a, b, rtol=static(rtol, "rtol"), atol=static(atol, "atol"),
-                equal_nan=bool(equal_nan))
 
 
 # --- creation from a traced value: zeros_like and friends ---------------------------------------
@@ -575,7 +522,8 @@ def full_like(a, fill_value, dtype=None, shape=None):
     shape = a.shape if shape is None else static(static_shape(
         shape if isinstance(shape, (tuple, list)) else (shape,)), "the shape of numpy.full_like")
     dtype = np.dtype(dtype) if dtype is not None else a.dtype
-    if getattr(fill_value, "_builder", None) is not None:
+    if getattr(fill_value, "_builder", None) is not None:  # (a Python int checked to fit)
+        fill_value = python_number_as(fill_value, dtype)
         return astype(np.broadcast_to(fill_value, shape), dtype)
     fill_value = static(fill_value, "the fill value of numpy.full_like")
     if None in shape:

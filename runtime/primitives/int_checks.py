@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..user_frames import code_site
 from .primitive import Primitive, register
+from .registry import bind
 
 
 def overflow_message(site: str) -> str:
@@ -71,3 +73,17 @@ def _python_int_batching(call):
 register(Primitive("python_int", _python_int,
                    lambda value, overflowed, site, dtype=None: value,
                    statements=_python_int_statements, batching=_python_int_batching))
+
+
+def fitting_int(value, dtype):
+    """The weak int `value` (int64) where it fits the integer `dtype`, narrower than int64 or
+    unsigned, that NumPy converts the Python int it stands for to, checked when the graph runs:
+    NumPy raises OverflowError where it does not fit (`int8_array + 300`, `np.full(3, 300,
+    np.int8)`)."""
+    info = np.iinfo(dtype)
+    outside = bind("less", value, np.int64(max(info.min, np.iinfo(np.int64).min)))
+    if info.max < np.iinfo(np.int64).max:  # (every int64 is below uint64's largest)
+        outside = bind("logical_or", outside, bind("greater", value, np.int64(info.max)))
+    site = code_site()
+    return bind("python_int", value, outside, dtype=str(np.dtype(dtype)),
+                site="<unknown>" if site is None else f'File "{site[0]}", line {site[1]}')

@@ -1,14 +1,19 @@
 """Traced values that stand for Python numbers (a weak value, runtime/tracing/weak_scalars.py:
-its `_weak`) given to an elementwise NumPy function that is no ufunc (np.where, np.clip).
+its `_weak`) given to an elementwise NumPy function that is no ufunc (np.where, np.clip), or
+converted to a dtype (np.full(3, k, np.int8), np.asarray(k, np.int8)).
 
 NumPy 2 converts a Python number given to one to the dtype the arrays beside it give
 (`np.where(x > 0, x, lr)` and `np.clip(x, -lr, lr)` are float32 for a float32 x and a Python
-float lr); a graph value of the number's dtype (float64) would promote the result instead.
+float lr, `np.where(c, a_int8, k)` is int8 for a Python int k); a graph value of the number's
+dtype (int64, float64) would promote the result instead. An int converted to an integer dtype
+it does not fit raises OverflowError in NumPy (`np.full(3, 300, np.int8)`); np.where wraps it
+around instead, as a cast does, which `cast_weak_inputs` asks of the function itself.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .int_checks import fitting_int
 from .registry import bind
 
 # Python's numbers' dtypes, and their types: the type of the Python number a weak value of
@@ -17,22 +22,82 @@ WEAK_DTYPES = {np.dtype(np.int64): int, np.dtype(np.float64): float,
                np.dtype(np.complex128): complex}
 
 
+def is_weak_value(value) -> bool:
+    """Whether `value` is a traced value that stands for a Python number."""
+    # (asked of its type: a placeholder for an unassigned variable raises on any attribute)
+    return hasattr(type(value), "_weak") and value._weak and value.dtype in WEAK_DTYPES
+
+
 def cast_weak_inputs(function, inputs: tuple) -> tuple:
-    """`inputs` of the elementwise `function`, each weak value cast to the floating dtype
-    NumPy converts the Python number it stands for to among the others (an integer dtype is
-    left alone: NumPy checks the int fits it, which a cast would wrap instead)."""
-    weak = [hasattr(type(value), "_weak") and value._weak and value.dtype in WEAK_DTYPES
-            for value in inputs]
+    """`inputs` of the elementwise `function`, each weak value cast to the dtype NumPy converts
+    the Python number it stands for to among the others: NumPy's result dtype where that is a
+    floating or integer one, found by calling `function` on 0-d stand-ins (an int that does
+    not fit an integer dtype raises OverflowError when the graph runs, where NumPy's function
+    raises it, and wraps around where NumPy's does, np.where's)."""
+    weak = [is_weak_value(value) for value in inputs]
     if not any(weak):
         return inputs
     examples = [WEAK_DTYPES[value.dtype](0) if is_weak else _example(value)
                 for value, is_weak in zip(inputs, weak)]
     with np.errstate(all="ignore"):
-        dtype = np.asarray(function(*examples)).dtype
-    if dtype.kind not in "fc":
+        dtype = np.result_type(function(*examples))
+    if dtype.kind not in "fciu":
         return inputs
-    return tuple(bind("astype", value, dtype=dtype) if is_weak and value.dtype != dtype
-                 else value for value, is_weak in zip(inputs, weak))
+    checked = dtype.kind in "iu" and _refuses_outside(function, examples, weak, dtype)
+    return tuple(bind("astype", fitting_int(value, dtype) if checked else value, dtype=dtype)
+                 if is_weak and value.dtype != dtype else value
+                 for value, is_weak in zip(inputs, weak))
+
+
+def python_number_as(value, dtype):
+    """`value` ready to be cast to `dtype`: where it stands for a Python int and `dtype` is an
+    integer one it may not fit, checked to fit when the graph runs, as NumPy converts a Python
+    int (np.full(3, k, np.int8), np.asarray(k, np.uint8): OverflowError for 300)."""
+    dtype = np.dtype(dtype)
+    if is_weak_value(value) and value.dtype.kind == "i" and dtype.kind in "iu" \
+            and dtype != value.dtype:
+        return fitting_int(value, dtype)
+    return value
+
+
+def clip_bounds(a, lower, upper) -> tuple:
+    """The bounds np.clip of `a` takes in place of `lower` and `upper`: NumPy leaves out a
+    bound that is a Python int beyond the range of an integer `a` on its side (np.clip(a_int8,
+    -300, 2) is np.minimum(a_int8, 2)), so such a weak bound is moved to the end of the range,
+    where it changes nothing either (one beyond the other end raises as NumPy's does)."""
+    dtype = np.dtype(a.dtype if hasattr(a, "dtype") else np.result_type(a))
+    if dtype.kind not in "iu":
+        return lower, upper
+    info, int64 = np.iinfo(dtype), np.iinfo(np.int64)
+    if is_weak_value(lower) and info.min > int64.min:
+        lower = _weak(bind("maximum", lower, np.int64(info.min)))
+    if is_weak_value(upper) and info.max < int64.max:
+        upper = _weak(bind("minimum", upper, np.int64(info.max)))
+    return lower, upper
+
+
+def weak_result(value, result):
+    """`result` of a function of `value` alone that gives a Python number for a Python number
+    (np.imag(0.5) is Python's (0.5).imag): standing for one where `value` does."""
+    return _weak(result) if is_weak_value(value) and result.dtype in WEAK_DTYPES else result
+
+
+def _weak(value):
+    value._weak = True  # (as runtime/tracing/weak_scalars.make_weak marks it)
+    return value
+
+
+def _refuses_outside(function, examples: list, weak: list, dtype: np.dtype) -> bool:
+    """Whether NumPy's `function` raises OverflowError for a Python int out of the integer
+    `dtype` among these inputs (np.maximum's does, np.where's wraps it around)."""
+    outside = -1 if dtype.kind == "u" else int(np.iinfo(dtype).max) + 1
+    try:
+        with np.errstate(all="ignore"):
+            function(*[outside if is_weak and type(example) is int else example
+                       for example, is_weak in zip(examples, weak)])
+    except OverflowError:
+        return True
+    return False
 
 
 def _example(value):

@@ -40,6 +40,7 @@ from ..primitives.index import as_array, holds_traced, stacked
 from ..primitives.out_writes import checked_out, checked_out_item
 from ..primitives.registry import in_trace_of
 from ..primitives.memory import ONLY_THE_CONTAINERS
+from ..primitives.weak_inputs import python_number_as
 from .stacks import SavedValues
 from ..python_operators import AUGMENTED_OPERATORS
 from .tracer import (Tracer, TracerConversionError,
@@ -120,8 +121,18 @@ def array(value, dtype=None, *, copy=True, **options):
             return asarray(value)
         if copy is False:
             raise ValueError("Unable to avoid copy while creating an array as requested.")
+    if dtype is not None:  # (a Python int among them: checked to fit, as NumPy converts it)
+        value = _numbers_as(value, np.dtype(dtype))
     result = np.copy(value) if isinstance(value, Tracer) else stacked(value)  # (0-d: an array)
     return result if dtype is None else result.astype(dtype)
+
+
+def _numbers_as(value, dtype: np.dtype):
+    """`value`, a traced value or a (nested) list of values, each traced value that stands for
+    a Python number ready to be converted to `dtype` (primitives/weak_inputs.py)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_numbers_as(item, dtype) for item in value)
+    return python_number_as(value, dtype) if isinstance(value, Tracer) else value
 
 
 def asarray(value, dtype=None, **options):

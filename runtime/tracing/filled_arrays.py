@@ -19,6 +19,7 @@ import operator
 import numpy as np
 
 from ..primitives.elementwise import astype
+from ..primitives.weak_inputs import python_number_as
 from ..primitives.index import as_array, holds_traced
 from ..primitives.registry import UntraceableError, is_traced, static
 from .weak_scalars import WEAK_DTYPES, is_weak
@@ -45,7 +46,8 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **op
 
 def _filled(fill, shape, dtype):
     """A new array of `shape` holding the traced `fill` (broadcast), in `dtype` or its own."""
-    return astype(np.broadcast_to(fill, shape), fill.dtype if dtype is None else dtype)
+    dtype = fill.dtype if dtype is None else dtype
+    return astype(np.broadcast_to(python_number_as(fill, dtype), shape), dtype)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,

@@ -28,11 +28,13 @@ import functools
 
 import numpy as np
 
+from ..primitives.elementwise import astype
 from ..primitives.index import setitem
 from ..primitives.registry import UntraceableError, is_traced
 from .trees import _Slot, map_arrays
 from .type_checks import is_zero_d_array
-from .weak_scalars import either_of, exact_of, holds_either, on_each_path
+from .weak_scalars import (PYTHON_DTYPES, WEAK_DTYPES, either_of, exact_of, holds_either,
+                           is_weak, kind_name, make_weak, on_each_path, scalar_dtype_name)
 
 
 def on_each_path_call(function, what: str | None = None):
@@ -80,27 +82,79 @@ class EitherOutputs:
     def _slot(self, leaf):
         either = either_of(leaf) if is_traced(leaf) else None
         if either is None:
+            if is_traced(leaf) and is_weak(leaf):  # (a Python number: returned as one)
+                return NumberSlot(self.output_slot(leaf).index, WEAK_DTYPES[leaf.dtype])
             return self.output_slot(leaf)
-        slot = EitherSlot(self.output_slot(exact_of(leaf)).index, either.first, either.second)
+        slot = EitherSlot(self.output_slot(exact_of(leaf)).index, either.first, either.second,
+                          either.where)
         self.made.append((slot, either))
         return slot
+
+
+class NumberSlot(_Slot):
+    """Where a returned value that stands for a Python number (weak_scalars.make_weak) is
+    among the graph's outputs: filled as that Python number (`return n` of a loop's `n += 2`
+    gives the int 4, not np.int64(4)); a batch of them as it is, the int64 or float64 array
+    np.stack of the examples' numbers is."""
+    __slots__ = ("kind",)
+
+    def __init__(self, index: int, kind: type):
+        super().__init__(index)
+        self.kind = kind
+
+    def fill(self, outputs):
+        value = outputs[self.index]
+        if is_traced(value):  # (called while tracing: a Python number there too)
+            return make_weak(value)
+        if not isinstance(value, (np.generic, np.ndarray)) or np.ndim(value) != 0:
+            return value  # (a Spec of it; a batch of examples)
+        return self.kind(value.item())
+
+    def source(self, outputs: str) -> str:
+        return f"{self.kind.__name__}({outputs}[{self.index}].item())"
 
 
 class EitherSlot(_Slot):
     """Where a returned either-value is among the graph's outputs (its value in a dtype that
     holds both its kinds), and its flag: filled as the kind of the path the flag says."""
-    __slots__ = ("flag_index", "first", "second")
+    __slots__ = ("flag_index", "first", "second", "where")
 
-    def __init__(self, index: int, first, second):
+    def __init__(self, index: int, first, second, where: str):
         super().__init__(index)
-        self.flag_index, self.first, self.second = None, first, second
+        self.flag_index, self.first, self.second, self.where = None, first, second, where
 
     def fill(self, outputs):
-        value = outputs[self.index]
+        value, flag = outputs[self.index], outputs[self.flag_index]
+        if np.ndim(flag) != 0:  # a batch of examples (vmap)
+            return self._stacked(value, flag)
         if not isinstance(value, (np.generic, np.ndarray)) or np.ndim(value) != 0:
-            return value  # (a Spec of it; a batch of examples, as np.stack of theirs holds them)
-        kind = self.first if outputs[self.flag_index] else self.second
+            return value  # (a Spec of it)
+        kind = self.first if flag else self.second
         return kind(value.item()) if isinstance(kind, type) else np.dtype(kind).type(value)
+
+    def _stacked(self, value, flags):
+        """The batch `value` of examples whose paths `flags` says, as np.stack of their
+        results is: in the dtype of the kinds the examples are (a Python float is float64
+        there: float32 where every example is an np.float32, float64 where one is 0.5)."""
+        kinds = (self.first, self.second)
+        known = isinstance(flags, np.ndarray)
+        if known and flags.size:
+            kinds = tuple(kind for kind, taken in zip(kinds, (np.any(flags), not np.all(flags)))
+                          if taken)
+        dtypes = [np.dtype(PYTHON_DTYPES.get(kind, kind)) for kind in kinds]
+        if not known and dtypes[0] != dtypes[1]:  # (a batch traced in another function)
+            raise UntraceableError(
+                f"{self.where}\n  leaves this variable {kind_name(self.first)} on one path "
+                f"and {kind_name(self.second)} on the other, and it is returned from a "
+                f"batch (autotrace.vmap) traced here, whose dtype, as np.stack of the "
+                f"examples' results gives it, depends on the paths the examples take: give "
+                f"the variable one type on every path (write "
+                f"np.{scalar_dtype_name(self.first, self.second)}(...) of the Python number set on "
+                f"one of them)")
+        dtype = np.result_type(*dtypes)
+        if is_traced(value):
+            return value if value.dtype == dtype else astype(value, dtype)
+        return value.astype(dtype, copy=False) if isinstance(value, np.ndarray) else value
 
     indices = property(lambda self: (self.index, self.flag_index))
 

@@ -10,7 +10,7 @@ wrapped).
 
 Where such an int meets an array of a narrower integer dtype (int8, uint8, ...: `a_int8 + k`),
 NumPy converts it to that dtype and raises OverflowError where it does not fit; `fitting_int`
-checks that when the graph runs.
+(runtime/primitives/int_checks.py) checks that when the graph runs.
 
 `**` of two Python ints follows Python's types: a negative power is a float (`2 ** -3` is
 0.125), so `2 ** k` of a traced int `k` is a weak float, exact while the result is below 2**53
@@ -80,17 +80,6 @@ def checked_int(ufunc, inputs, result):
     if overflowed is None:
         return result
     return bind("python_int", result, overflowed, site=_site())
-
-
-def fitting_int(value, dtype):
-    """The weak int `value` (int64) where it fits the integer `dtype`, narrower than int64 or
-    unsigned, of an array it meets, checked when the graph runs: NumPy converts the Python int
-    to that dtype, and raises OverflowError where it does not fit (`int8_array + 300`)."""
-    info = np.iinfo(dtype)
-    outside = _u(np.less, value, np.int64(max(info.min, _SMALLEST)))
-    if info.max < np.iinfo(np.int64).max:  # (every int64 is below uint64's largest)
-        outside = _u(np.logical_or, outside, _u(np.greater, value, np.int64(info.max)))
-    return bind("python_int", value, outside, site=_site(), dtype=str(np.dtype(dtype)))
 
 
 def int_power(base, exponent):

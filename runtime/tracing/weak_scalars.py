@@ -32,11 +32,12 @@ import operator
 import numpy as np
 
 from ..primitives.elementwise import apply_ufunc, astype, power
+from ..primitives.int_checks import fitting_int
 from ..primitives.registry import UntraceableError, is_traced
 from ..primitives.weak_inputs import WEAK_DTYPES  # (imported from here too)
 from ..python_operators import BINARY_OPERATORS, UNARY_OPERATORS
 from ..state import read_cells
-from .weak_ints import checked_int, fitting_int, int_power
+from .weak_ints import checked_int, int_power
 
 WEAK_NUMBERS = (int, float, complex)  # not bool: flags of generated code stay Python bools
 # The ufuncs of Python's arithmetic operators: on Python numbers alone they give a Python
@@ -217,20 +218,20 @@ def _replaced(tree, leaf, new):
 
 
 def _refused_overflow(either: Either, what: str, error: OverflowError) -> UntraceableError:
-    scalar = _dtype_name(either.first, either.second)
+    scalar = scalar_dtype_name(either.first, either.second)
     return UntraceableError(
-        f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
-        f"{_kind_name(either.second)} on the other, and {what} of it raises NumPy's "
+        f"{either.where}\n  leaves this variable {kind_name(either.first)} on one path and "
+        f"{kind_name(either.second)} on the other, and {what} of it raises NumPy's "
         f"OverflowError on one path ({error}), which one graph cannot raise on that path "
         f"alone: give the variable one type on every path (write np.{scalar}(...) of the "
         f"Python number set on one of them)")
 
 
 def _refused_write(either: Either, what: str) -> UntraceableError:
-    scalar = _dtype_name(either.first, either.second)
+    scalar = scalar_dtype_name(either.first, either.second)
     return UntraceableError(
-        f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
-        f"{_kind_name(either.second)} on the other, and {what} writes it into an array, which "
+        f"{either.where}\n  leaves this variable {kind_name(either.first)} on one path and "
+        f"{kind_name(either.second)} on the other, and {what} writes it into an array, which "
         f"would be written as on each path: give the variable one type on every path (write "
         f"np.{scalar}(...) of the Python number set on one of them)")
 
@@ -245,7 +246,7 @@ def _refuse_int_out_of_range(either: Either, result, what: str) -> None:
         if dtype.kind not in "iu" or dtype == np.int64 or isinstance(either.number, int) and (
                 np.iinfo(dtype).min <= either.number <= np.iinfo(dtype).max):
             continue
-        scalar = _dtype_name(either.first, either.second)
+        scalar = scalar_dtype_name(either.first, either.second)
         raise UntraceableError(
             f"{either.where}\n  leaves this variable a Python int on one path and a NumPy "
             f"{scalar} value on the other, and {what} of it casts " + (
@@ -285,7 +286,7 @@ def choose(either: Either, first, second, what: str, zero_d_array=None):
               for value in (first, second)]
     if len(kinds) > 2 or len(kinds) == 2 and (holding is None or np.ndim(first) != 0 or not any(
             isinstance(kind, type) for kind in kinds)):
-        raise _refused(either, what, " or ".join(_kind_name(kind) for kind in kinds))
+        raise _refused(either, what, " or ".join(kind_name(kind) for kind in kinds))
     if _shape(first) != _shape(second) or arrays[0] != arrays[1]:
         shown = ["a 0-d array" if array else f"an array of shape {_shape(value)}"
                  if np.ndim(value) else "a NumPy scalar"
@@ -308,10 +309,10 @@ def choose(either: Either, first, second, what: str, zero_d_array=None):
 
 def _refused(either: Either, what: str, gives: str) -> UntraceableError:
     return UntraceableError(
-        f"{either.where}\n  leaves this variable {_kind_name(either.first)} on one path and "
-        f"{_kind_name(either.second)} on the other, and {what} of it gives {gives}, depending "
+        f"{either.where}\n  leaves this variable {kind_name(either.first)} on one path and "
+        f"{kind_name(either.second)} on the other, and {what} of it gives {gives}, depending "
         f"on the path: one traced value has one dtype. Give the variable one type on every "
-        f"path (write np.{_dtype_name(either.first, either.second)}(...) of a Python number set "
+        f"path (write np.{scalar_dtype_name(either.first, either.second)}(...) of a Python number set "
         f"on one of them)")
 
 
@@ -357,11 +358,11 @@ def is_kind(path: tuple, kind):
     return path[2] if same_kind(path[0], kind) else np.logical_not(path[2])
 
 
-def _kind_name(kind) -> str:
+def kind_name(kind) -> str:
     return f"a Python {kind.__name__}" if isinstance(kind, type) else f"a NumPy {kind} value"
 
 
-def _dtype_name(*kinds) -> str:
+def scalar_dtype_name(*kinds) -> str:
     return next((str(kind) for kind in kinds if not isinstance(kind, type)), "float64")
 
 
