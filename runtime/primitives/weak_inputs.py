@@ -1,13 +1,15 @@
 """Traced values that stand for Python numbers (a weak value, runtime/tracing/weak_scalars.py:
-its `_weak`) given to an elementwise NumPy function that is no ufunc (np.where, np.clip), or
-converted to a dtype (np.full(3, k, np.int8), np.asarray(k, np.int8)).
+its `_weak`) given to an elementwise NumPy function, a ufunc (`lr * g`, np.maximum) or not
+(np.where, np.clip, np.isclose), or converted to a dtype (np.full(3, k, np.int8)).
 
 NumPy 2 converts a Python number given to one to the dtype the arrays beside it give
-(`np.where(x > 0, x, lr)` and `np.clip(x, -lr, lr)` are float32 for a float32 x and a Python
-float lr, `np.where(c, a_int8, k)` is int8 for a Python int k); a graph value of the number's
-dtype (int64, float64) would promote the result instead. An int converted to an integer dtype
-it does not fit raises OverflowError in NumPy (`np.full(3, 300, np.int8)`); np.where wraps it
-around instead, as a cast does, which `cast_weak_inputs` asks of the function itself.
+(`np.where(x > 0, x, lr)` and `lr * x` are float32 for a float32 x and a Python float lr,
+`np.where(c, a_int8, k)` is int8 for a Python int k); a graph value of the number's dtype
+(int64, float64) would promote the result instead. One rule, `cast_weak_inputs`, casts it so
+for every such function: the dtype is the loop a ufunc resolves, or what the function gives on
+0-d stand-ins. An int converted to an integer dtype it does not fit raises OverflowError in
+NumPy (`a_int8 + 300`, `np.full(3, 300, np.int8)`), checked when the graph runs; np.where
+wraps it around instead, as a cast does, which `cast_weak_inputs` asks of the function itself.
 """
 from __future__ import annotations
 
@@ -28,25 +30,56 @@ def is_weak_value(value) -> bool:
     return hasattr(type(value), "_weak") and value._weak and value.dtype in WEAK_DTYPES
 
 
+# Comparisons of an integer array with a Python int: NumPy 2 compares the number as it is,
+# also one out of the array's range (`a_uint8 > -1`), so a weak int is not cast for them.
+_COMPARISONS = frozenset({np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+                          np.greater_equal})
+
+
 def cast_weak_inputs(function, inputs: tuple) -> tuple:
-    """`inputs` of the elementwise `function`, each weak value cast to the dtype NumPy converts
-    the Python number it stands for to among the others: NumPy's result dtype where that is a
-    floating or integer one, found by calling `function` on 0-d stand-ins (an int that does
-    not fit an integer dtype raises OverflowError when the graph runs, where NumPy's function
-    raises it, and wraps around where NumPy's does, np.where's)."""
+    """`inputs` of the elementwise `function` (a ufunc or not), each weak value cast to the
+    dtype NumPy converts the Python number it stands for to among the others (`converted`).
+    An int that does not fit an integer dtype raises OverflowError when the graph runs, where
+    NumPy's function raises it (np.add's, np.maximum's), and wraps around where NumPy's does
+    (np.where's); a comparison compares the number as it is."""
     weak = [is_weak_value(value) for value in inputs]
     if not any(weak):
         return inputs
     examples = [WEAK_DTYPES[value.dtype](0) if is_weak else _example(value)
                 for value, is_weak in zip(inputs, weak)]
-    with np.errstate(all="ignore"):
-        dtype = np.result_type(function(*examples))
-    if dtype.kind not in "fciu":
+    dtypes = converted(function, examples)
+    if dtypes is None:  # (no loop for them: the function's own error, as NumPy's)
         return inputs
-    checked = dtype.kind in "iu" and _refuses_outside(function, examples, weak, dtype)
-    return tuple(bind("astype", fitting_int(value, dtype) if checked else value, dtype=dtype)
-                 if is_weak and value.dtype != dtype else value
-                 for value, is_weak in zip(inputs, weak))
+    kinds = "fc" if function in _COMPARISONS else "fciu"
+    return tuple(_cast(value, dtype, function, examples, weak)
+                 if is_weak and dtype.kind in kinds and value.dtype != dtype else value
+                 for value, is_weak, dtype in zip(inputs, weak, dtypes))
+
+
+def converted(function, examples: list) -> tuple | None:
+    """The dtype NumPy converts each of `examples` (0-d stand-ins of the inputs, a Python
+    number for each that stands for one) to in `function`: the loop a ufunc resolves them to
+    (ufunc.resolve_dtypes), else the dtype `function` gives, by calling it on them (np.where,
+    np.clip; a function of the dtypes where NumPy's computes in another, np.isclose's).
+    None where NumPy has no loop for them."""
+    try:
+        if isinstance(function, np.ufunc):
+            described = [type(example) if type(example) in WEAK_DTYPES.values()
+                         else np.result_type(example) for example in examples]
+            return function.resolve_dtypes((*described, *(None,) * function.nout))
+        with np.errstate(all="ignore"):
+            return (np.result_type(function(*examples)),) * len(examples)
+    except (TypeError, ValueError):
+        return None
+
+
+def _cast(value, dtype: np.dtype, function, examples: list, weak: list):
+    """The weak `value` cast to `dtype`, an int checked to fit an integer dtype where NumPy's
+    `function` raises for one that does not."""
+    if value.dtype.kind == "i" and dtype.kind in "iu" and \
+            _refuses_outside(function, examples, weak, dtype):
+        value = fitting_int(value, dtype)
+    return bind("astype", value, dtype=dtype)
 
 
 def python_number_as(value, dtype):

@@ -32,9 +32,8 @@ import operator
 import numpy as np
 
 from ..primitives.elementwise import apply_ufunc, astype, power
-from ..primitives.int_checks import fitting_int
 from ..primitives.registry import UntraceableError, is_traced
-from ..primitives.weak_inputs import WEAK_DTYPES  # (imported from here too)
+from ..primitives.weak_inputs import WEAK_DTYPES, cast_weak_inputs  # (WEAK_DTYPES: from here too)
 from ..python_operators import BINARY_OPERATORS, UNARY_OPERATORS
 from ..state import read_cells
 from .weak_ints import checked_int, int_power
@@ -50,12 +49,6 @@ _PYTHON_ARITHMETIC = frozenset(ufunc for _, ufunc in BINARY_OPERATORS + UNARY_OP
 _PYTHON_OPERATORS = {ufunc: getattr(operator, f"__{name}__", divmod)
                      for name, ufunc in BINARY_OPERATORS + UNARY_OPERATORS
                      if ufunc in _PYTHON_ARITHMETIC}
-
-
-# Comparisons of an integer array with a Python int: NumPy 2 compares the number as it is,
-# also one out of the array's range (`a_uint8 > -1`), so a weak int is not cast for them.
-_COMPARISONS = frozenset({np.equal, np.not_equal, np.less, np.less_equal, np.greater,
-                          np.greater_equal})
 
 
 def make_weak(value):
@@ -402,7 +395,7 @@ def weak_ufunc(ufunc, *inputs, operator: bool = True):
         if not (operator and ufunc in _PYTHON_ARITHMETIC):
             return result
         return make_weak(checked_int(ufunc, inputs, result))  # (an int within int64)
-    return apply_ufunc(ufunc, "__call__", *_cast_weak(ufunc, inputs))
+    return apply_ufunc(ufunc, "__call__", *cast_weak_inputs(ufunc, inputs))
 
 
 def weak_power(base, exponent):
@@ -416,7 +409,7 @@ def weak_power(base, exponent):
     if is_weak(base) and is_weak(exponent):  # (Python's types of two ints' power: weak_ints)
         result = int_power(base, exponent)
         return make_weak(power(base, exponent) if result is None else result)
-    return power(*_cast_weak(np.power, (base, exponent)))
+    return power(*cast_weak_inputs(np.power, (base, exponent)))
 
 
 def _python_arithmetic(python_operator, numbers: tuple):
@@ -439,33 +432,6 @@ def _python_arithmetic(python_operator, numbers: tuple):
 
 class _NotPythonNumber(Exception):
     """Python's operator on a path's number gives no Python number a graph holds."""
-
-
-def _cast_weak(ufunc, inputs) -> tuple:
-    """`inputs` with each weak traced value cast to the dtype the ufunc would convert the
-    Python number it stands for to, among the others."""
-    def described(value):  # as ufunc.resolve_dtypes takes it: a Python type for a weak one
-        if _traced_weak(value):
-            return WEAK_DTYPES[value.dtype]
-        if type(value) in WEAK_NUMBERS:
-            return type(value)
-        return value.dtype if is_traced(value) else np.result_type(value)
-    try:
-        resolved = ufunc.resolve_dtypes(tuple(described(value) for value in inputs)
-                                        + (None,) * ufunc.nout)
-    except (TypeError, ValueError):  # no loop for them: the ufunc's own error, as NumPy's
-        return inputs
-    kinds = "fc" if ufunc in _COMPARISONS else "fciu"  # (NumPy compares the number itself)
-    return tuple(astype(_fitting(value, dtype), dtype) if _traced_weak(value)
-                 and dtype != value.dtype and dtype.kind in kinds else value
-                 for value, dtype in zip(inputs, resolved))
-
-
-def _fitting(value, dtype):
-    """A weak `value`, checked to fit the integer `dtype` it is cast to where it is an int
-    (NumPy's OverflowError for `int8_array + 300`)."""
-    return fitting_int(value, dtype) if value.dtype.kind == "i" and dtype.kind in "iu" \
-        else value
 
 
 def operator_method(ufunc, reflected=False):
