@@ -1,5 +1,8 @@
 """Python numbers a traced loop or `if` carries, where they leave the trace or meet NumPy's
 functions: each compared with the eager call exactly (value, dtype, type, error)."""
+import linecache
+import re
+
 import numpy as np
 import pytest
 
@@ -232,7 +235,9 @@ def test_carried_int_out_of_range_raises_overflow_naming_the_line(function, line
         autotrace.function(function)(X8)
     message = str(error.value)
     assert f"Python integer {number} out of bounds for {dtype}" in message
-    assert "test_weak_number_edges.py" in message
+    site = re.search(r'File "([^"]+)", line (\d+)', message)
+    assert site.group(1) == __file__
+    assert line in linecache.getline(__file__, int(site.group(2)))
 
 
 def test_assigned_carried_int_out_of_range_raises_overflow():
@@ -252,3 +257,15 @@ def test_gradient_with_carried_number_in_isclose_and_where():
     gradient = autotrace.function(autotrace.grad(loss))(w)
     assert gradient.dtype == np.float32
     np.testing.assert_allclose(gradient, np.array([3.0, -2.0, 4.0], np.float32))
+
+
+def test_exported_function_returns_the_python_number(tmp_path):
+    import importlib.util
+    path = tmp_path / "counted_module.py"
+    autotrace.export(several, X32, str(path))
+    spec = importlib.util.spec_from_file_location("counted_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.several(X32)
+    assert result == several(X32)
+    assert [type(item) for item in result] == [int, float, int, list]
