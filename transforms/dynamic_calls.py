@@ -32,7 +32,8 @@ from .front.custom_gradients import custom_caller
 from .errors import TransformError
 from .reverse.built_objects_and_super import as_function
 from .front.partials import partial_caller
-from .front.python_versions import in_place_refusal, python_version
+from .front.python_versions import (in_place_refusal, operator_method_version,
+                                    python_version)
 from .front.varargs import for_call
 from .analysis.live_names import is_current, transform_lock
 from .analysis.random_draws import refuse_draws_in
@@ -249,7 +250,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         refuse_draws_in(func.function, "a function that autotrace.checkpoint marks")
         args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
         return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt, after), dy)
-    func = as_function(func)  # a class of the user's: a function that builds it
+    func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     refuse_holding_traced(func, asked)
     if asked and not with_self:  # (the object's gradient passes the call unchanged)
@@ -332,7 +333,7 @@ def _split_derivative(func, args, kwargs, wrt):
     if isinstance(func, Checkpointed) or _scope_of(func) is not None or \
             current_sink() is not None:
         return None
-    func = as_function(func)  # a class of the user's: a function that builds it
+    func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:
         adjoint = _split_derivative(func, args, kwargs, wrt)
@@ -372,7 +373,7 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
     """The gradients of `vjp_call(func, args, kwargs, dy, wrt, after)` for `args`, `dy`, the
     keyword arguments, the object whose method `func` is (None where it is none) and
     `after`."""
-    func = as_function(func)  # a class of the user's: a function that builds it
+    func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     after_gradient = None
     if asked and not with_self:  # the object's entry: `after` (see vjp_call)
@@ -424,7 +425,7 @@ def jvp_call(func, args, kwargs, tangents, wrt):
 
 
 def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
-    func = as_function(func)  # a class of the user's: a function that builds it
+    func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     refuse_holding_traced(func, asked)
     if asked and not with_self:  # a function held in an attribute of the object
@@ -474,7 +475,7 @@ def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywo
     """The tangent of `jvp_call(func, args, kwargs, tangents, wrt)` (a `(value, tangent)`
     pair) given tangents of args, the keyword arguments, the tangents and the called object:
     forward mode over the forward derivative of func."""
-    func = as_function(func)  # a class of the user's: a function that builds it
+    func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: it has none (see jvp_call)
         tangents, tangents_tangent = tuple(tangents)[1:], tuple(tangents_tangent)[1:]
@@ -503,7 +504,7 @@ def jvp_call_transpose(func, args, kwargs, tangents, wrt, gradient):
     pair, whose gradient is `gradient`) for `args`, the tangents, the keyword arguments and the
     object whose method `func` is (None where it is none): reverse mode over the forward
     derivative of func."""
-    func = as_function(func)  # a class of the user's: a function that builds it
+    func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: it has none (see jvp_call)
         tangents = tuple(tangents)[1:]
@@ -540,7 +541,7 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
     """The tangent of `vjp_call(func, args, kwargs, dy, wrt, after)` given tangents of args,
     dy, the keyword arguments (a dict, or None where none has one), the called object and
     `after`."""
-    func = as_function(func)  # a class of the user's: a function that builds it
+    func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
     asked, with_self, wrt = _asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: `after` (see vjp_call)
         return (after_tangent,) + tuple(vjp_call_tangent(func, args, kwargs, dy, wrt,

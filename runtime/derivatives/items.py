@@ -135,9 +135,7 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
     held = getattr(owner, attribute) if owner is not None else None
     # (A method first: one of an object that holds Variables holds them too, through its
     # self, but its gradient is the object's own; a namedtuple's `_replace` is one.)
-    if value is not None and isinstance(held, types.MethodType) and (
-            held.__self__ is owner or isinstance(owner, super)
-            and held.__self__ is owner.__self__):
+    if value is not None and _method_of(held, owner):
         return add(gradient, value)
     if is_namedtuple(gradient):
         return gradient._replace(**{attribute: add(getattr(gradient, attribute), value)})
@@ -525,14 +523,20 @@ def read_attribute(value, attribute: str):
     return getattr(value, attribute)
 
 
+def _method_of(held, owner) -> bool:
+    """Whether `held`, read from `owner`, is a method of it (of `super()`: of its object): one
+    of the user's, or an array's operator (`a.__mul__`)."""
+    return isinstance(held, (types.MethodType, types.MethodWrapperType)) and (
+        held.__self__ is owner or isinstance(owner, super) and held.__self__ is owner.__self__)
+
+
 def attribute_tangent(tangent, attribute: str, owner):
     """The tangent of `owner.<attribute>`, given the tangent of `owner`: that of a method of
-    `owner` (read to be called) is `owner`'s own. (Also the gradient of `owner.<attribute>`
-    given that of `owner`; `owner` None: a namedtuple's field.)"""
+    `owner` (read to be called: a method of the user's, or of an array, `a.__mul__`) is
+    `owner`'s own. (Also the gradient of `owner.<attribute>` given that of `owner`; `owner`
+    None: a namedtuple's field.)"""
     held = None if owner is None else getattr(owner, attribute)
-    if isinstance(held, types.MethodType) and (
-            held.__self__ is owner or isinstance(owner, super)
-            and held.__self__ is owner.__self__):
+    if _method_of(held, owner):
         return tangent
     if tangent is not None and owner is not None:
         check_stored(owner, attribute)

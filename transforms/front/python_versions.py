@@ -12,18 +12,26 @@ and refused where it is an array or a list, which they would change in place wit
 derivative seeing it: where the function names them, a version that knows that line takes
 their place (`check_in_place_operators`); elsewhere they are refused, and so are NumPy's and
 Python's in-place methods handed in (`np.ndarray.__imul__`; named in the source they are read
-as their augmented assignments, in_place_dunders.py).
+as their augmented assignments, in_place_dunders.py). An array's operator methods called by
+name (`a.__mul__(b)`, `a.__rsub__(1.0)`, `a.__neg__()`: a call resolved when it runs) are
+their operators (`a * b`, `1.0 - a`, `-a`), whose rules apply (`operator_method_version`).
 """
 from __future__ import annotations
 
 import functools
 import inspect
 import operator
+import types
 
 import gast
 
+import numpy as np
+
 from .parsing import resolve
+from ..codegen.codegen import load_function
 from ...runtime.derivatives.snapshots import refuse_in_place_operator
+from ...runtime.primitives.registry import is_traced
+from ...runtime.python_operators import OPERATOR_SYMBOLS
 
 _NO_INITIAL = object()  # reduce's initial when none is given
 
@@ -87,6 +95,63 @@ def python_version(func):
         return PYTHON_VERSIONS.get(func, func)
     except TypeError:  # unhashable callables
         return func
+
+
+# An operator method of an array called by name (`a.__mul__(b)`, found only when the call
+# runs) is its operator: by the method's name, what its Python version returns.
+_OPERATOR_METHODS = {
+    **{f"__{name}__": f"self {symbol} other" for name, symbol in OPERATOR_SYMBOLS.items()},
+    **{f"__r{name}__": f"other {symbol} self" for name, symbol in OPERATOR_SYMBOLS.items()},
+    "__lt__": "self < other", "__le__": "self <= other", "__gt__": "self > other",
+    "__ge__": "self >= other", "__eq__": "self == other", "__ne__": "self != other",
+    "__neg__": "-self", "__pos__": "+self", "__abs__": "abs(self)", "__invert__": "~self"}
+
+
+def _operator_version(method: str, returned: str):
+    """`def array_mul(self, other): return self * other`, with source to differentiate."""
+    label = "array_" + method.strip("_")
+    parameters = "self, other" if "other" in returned else "self"
+    return load_function(f"def {label}({parameters}):\n    return {returned}\n", label, {},
+                         hint=label)
+
+
+OPERATOR_METHOD_VERSIONS = {method: _operator_version(method, returned)
+                            for method, returned in _OPERATOR_METHODS.items()}
+# The types of a method's other operand with which an array's operator method is its operator
+# (with an object of another class, `a * b` may run b's method, which a.__mul__(b) would not).
+_PLAIN_OPERANDS = (np.ndarray, list, tuple, bool, int, float, complex)
+
+
+def operator_method_version(func, args):
+    """`func` called with `args` as the Python version of its operator, bound to its object,
+    where it is an operator method of an array (`a.__mul__`: `a * b` then), and surely computes
+    what the operator does: the object NumPy's array, a NumPy scalar or a traced value, the other
+    operand an array, a list, a tuple or a number (or a number's method, with a number of its
+    own type); anything else, `func` itself."""
+    owner = getattr(func, "__self__", None)
+    method = getattr(func, "__name__", None)
+    if is_traced(owner) and inspect.ismethod(func):  # (a traced value's are lambdas)
+        method = next((name for name in OPERATOR_METHOD_VERSIONS
+                       if getattr(type(owner), name, None) is func.__func__), None)
+    version = OPERATOR_METHOD_VERSIONS.get(method) if isinstance(method, str) else None
+    if version is None or func != getattr(owner, method, None):
+        return func
+    if "other" in version.__code__.co_varnames[:version.__code__.co_argcount]:
+        if len(args) != 1 or not _operator_pair(owner, args[0]):
+            return func
+    elif args or not _operator_pair(owner, owner):
+        return func
+    return types.MethodType(version, owner)
+
+
+def _operator_pair(owner, other) -> bool:
+    """Whether `owner`'s operator method computes its operator with `other`."""
+    if type(owner) in (bool, int, float, complex):
+        return type(other) is type(owner)
+    if not (type(owner) is np.ndarray or isinstance(owner, np.generic) or is_traced(owner)):
+        return False
+    return type(other) in _PLAIN_OPERANDS or isinstance(other, np.generic) or \
+        is_traced(other)
 
 
 # The operator module's in-place functions, by the augmented assignment each runs.
