@@ -63,6 +63,25 @@ def forget_with(owner, filename: str) -> None:
 _collected: list[str] = []
 # The registry of the user's sites of generated lines: filename -> {line: (file, line)}.
 _sites: dict[str, dict] = {}
+# Of a derivative's lines, found when asked: filename -> a function of the line giving
+# (file, line) or None (transforms/front/line_map.py gives one for each derivative it loads).
+_site_finders: dict[str, object] = {}
+
+
+def register_site_finder(filename: str, finder) -> None:
+    """Let `generated_site` find the user's line of a line of generated code `filename` by
+    `finder(line)`, while that code lives (`forget_with`)."""
+    _site_finders[filename] = finder
+
+
+def generated_site(filename: str, line: int) -> tuple | None:
+    """(file, line) of the user's code that line `line` of generated code `filename` computes
+    (of a derivative: the user's line it was made from), or None where that is not known."""
+    sites = _sites.get(filename)
+    if sites is not None and line in sites:
+        return sites[line]
+    finder = _site_finders.get(filename)
+    return None if finder is None else finder(line)
 
 
 def user_site_of(error: BaseException) -> tuple | None:
@@ -83,6 +102,7 @@ def _forget(filename: str) -> None:
     (any allocation can start it), and an entry gone from under it is a KeyError in the
     caller's traceback or doctest. Then it goes at the next registration."""
     _sites.pop(filename, None)
+    _site_finders.pop(filename, None)
     if any(_in_checkcache(frame) for frame in sys._current_frames().values()):
         _collected.append(filename)
     else:

@@ -11,6 +11,8 @@ import sys
 
 import numpy as np
 
+from .generated_source import generated_site
+
 _PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Installed, runtime/ and transforms/ are inside autotrace/; in a checkout they sit beside it.
 PACKAGE_DIRS = ((_PARENT + os.sep,) if os.path.basename(_PARENT) == "autotrace" else
@@ -48,6 +50,19 @@ def code_site() -> tuple | None:
     while frame is not None and frame.f_code.co_filename.startswith(_LIBRARIES):
         frame = frame.f_back
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+def user_code_site() -> tuple | None:
+    """As `code_site`, for the code that called the function that calls this one; where that
+    is generated code (a derivative traced by autotrace.function), the user's line it was made
+    from, as errors raised when the graph runs name it."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARIES):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    site = frame.f_code.co_filename, frame.f_lineno
+    return generated_site(*site) or site
 
 
 def library_frame(frame) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..primitives.elementwise import apply_ufunc, astype, power
 from ..primitives.registry import bind, is_traced
-from ..user_frames import code_site
+from ..user_frames import user_code_site
 
 _INT64 = np.dtype(np.int64)
 _SMALLEST = np.int64(np.iinfo(np.int64).min)
@@ -34,7 +34,7 @@ def _u(ufunc, *inputs):
 
 
 def _site() -> str:
-    site = code_site()
+    site = user_code_site()
     return "<unknown>" if site is None else f'File "{site[0]}", line {site[1]}'
 
 

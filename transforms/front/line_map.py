@@ -13,6 +13,7 @@ which its own map translates on to the user's:
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import re
 import weakref
@@ -20,6 +21,7 @@ import weakref
 import gast
 
 from ..derivative_record import derivative_record
+from ...runtime.generated_source import register_site_finder
 from ..reverse.sweep_parts import COMMENT
 
 _USER_LINE = "autotrace_user_line"
@@ -31,8 +33,11 @@ _DERIVATIVES = weakref.WeakValueDictionary()
 
 
 def remember(derivative) -> None:
-    """Let `user_place` find the user's lines of `derivative`'s code."""
-    _DERIVATIVES[derivative.__code__.co_filename] = derivative
+    """Let `user_place` find the user's lines of `derivative`'s code, and the runtime too
+    (the line an error raised when a traced graph runs names)."""
+    filename = derivative.__code__.co_filename
+    _DERIVATIVES[filename] = derivative
+    register_site_finder(filename, functools.partial(user_place, filename))
 
 
 def user_place(filename: str, line: int):
