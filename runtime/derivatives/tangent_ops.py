@@ -99,6 +99,7 @@ def tangent_like(tangent, value):
     shape = getattr(value, "shape", None)
     if shape is None or getattr(tangent, "shape", None) == shape:
         return tangent
+    tangent = read_as_array(tangent)  # a list's, read as an array (`np.split(x, 3) - w`)
     return array_module(value).broadcast_to(tangent, shape).copy()
 
 

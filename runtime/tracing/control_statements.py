@@ -47,6 +47,7 @@ from .tracer import (Tracer, TracerConversionError,
                                       set_item as _set_array_item)
 from .refused_functions import REFUSED_FUNCTIONS
 from .tracer_eithers import assigned
+from .tracer_list_arguments import binary
 from .weak_scalars import holds_either
 from .scalar_types import SCALAR_TYPES
 from .type_checks import getattr_, hasattr_, isinstance_, isscalar_, scalar_as_array, type_
@@ -236,7 +237,8 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
            "checked_out": checked_out, "checked_out_item": checked_out_item,
            "refuse_outside_write": refuse_outside_write,
            "indexable": indexable, "refuse_traced_writes": refuse_traced_writes,
-           "diagonal_index": diagonal_index, "diagonal_values": diagonal_values}
+           "diagonal_index": diagonal_index, "diagonal_values": diagonal_values,
+           "binary": binary}
 
 # NumPy functions that cannot see traced values in a list or as a fill value or endpoint
 # (filled_arrays.py), np.take, which NumPy does not hand traced indices

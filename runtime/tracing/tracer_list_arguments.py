@@ -1,5 +1,6 @@
 """NumPy calls given a (nested) list of traced values where NumPy reads an array, for converted
-code: `np.linalg.norm([a, b])`, `np.exp([a, 2.0])`.
+code: `np.linalg.norm([a, b])`, `np.exp([a, 2.0])`, and operators between such a list and an
+array (`np.split(x, 3) * W`, which runs `np.multiply`).
 
 NumPy's dispatch (`__array_function__`, `__array_ufunc__`) does not look inside such a list, so
 NumPy converts each traced value in it to an array, which raises TracerConversionError. Where it
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..primitives.index import as_array, holds_traced
 from ..primitives.registry import numpy_functions
+from ..python_operators import AUGMENTED_OPERATORS
 from .tracer import TracerConversionError
 
 
@@ -36,6 +38,21 @@ def with_lists_as_arrays(function: Callable) -> Callable:
         return function(*(as_array(value, None) for value in args),
                         **{key: as_array(value, None) for key, value in kwargs.items()})
     return call
+
+
+def binary(symbol: str, a, b):
+    """`a <symbol> b` for converted code (`binary("*", a, b)`): where NumPy reads a list of
+    traced values beside an array as an array, which it cannot convert, the list stacked into
+    one traced array first; lists joined or repeated (`items + [t]`, `items * 2`) stay
+    Python's."""
+    operate = AUGMENTED_OPERATORS[symbol][1]
+    try:
+        return operate(a, b)
+    except TracerConversionError:
+        if not (_traced_list(a) or _traced_list(b)):
+            raise
+    return operate(*(as_array(value, None) if _traced_list(value) else value
+                     for value in (a, b)))
 
 
 def _traced_list(value) -> bool:

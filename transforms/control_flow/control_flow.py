@@ -59,7 +59,7 @@ from ...runtime.derivatives.items import restore_item
 from ..analysis.argument_writes import (base_name, operator_text, outside_write_message,
                                         statement_text, write_text)
 from ..codegen.codegen import to_source
-from .control_flow_calls import _Conditions, _ConditionalExpressions, helper
+from .control_flow_calls import USER_NODE, _Conditions, _ConditionalExpressions, helper
 from .handled_errors import reraise_tracing_errors, unsuppressing_items
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
                                      assigned_names, loaded_names, names_calls_write)
@@ -587,5 +587,4 @@ def _locate(node, origin):
     return node
 
 
-# The attribute that marks the nodes of the user's own source.
-_USER = "_autotrace_user_node"
+_USER = USER_NODE

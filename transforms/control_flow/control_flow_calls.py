@@ -3,8 +3,10 @@ expressions rewritten into them.
 
 Each helper is bound to `_autotrace_<name>` in the converted function's namespace (`helper`).
 In expressions, `a if c else b` becomes `if_exp(c, lambda: a, lambda: b)`, `a and b`
-`and_(a, lambda: b)`, `not a` `not_(a)`, a chained comparison a chain of `and_`, and a call
-`g(x)` `converted(g)(x)`, so that the function it calls is converted too.
+`and_(a, lambda: b)`, `not a` `not_(a)`, a chained comparison a chain of `and_`, a call
+`g(x)` `converted(g)(x)`, so that the function it calls is converted too, and `a * b` where
+one side may be a list and the other an array `binary("*", a, b)` (NumPy reads such a list
+as an array, and cannot read traced values in it).
 """
 from __future__ import annotations
 
@@ -25,13 +27,29 @@ HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "n
                 "python_test", "tracing_error_caught", "unsuppressing",
                 "SavedValues",
                 "checked_out", "checked_out_item", "refuse_outside_write", "indexable",
-                "refuse_traced_writes", "diagonal_index", "diagonal_values")
+                "refuse_traced_writes", "diagonal_index", "diagonal_values", "binary")
 
 
 # Builtins whose calls go through `converted` all the same: max and min compare values as
 # Python values, and the runtime's versions say what to use for traced ones; isinstance,
 # type, hasattr and getattr answer for a traced value as for the NumPy value it stands for.
 _COMPARING_BUILTINS = frozenset({"max", "min", "isinstance", "type", "hasattr", "getattr"})
+
+
+# The attribute that marks the nodes of the user's own source (and what stands for one of
+# them: a `binary` call), which keep their lines inside a branch or loop function.
+USER_NODE = "_autotrace_user_node"
+# The operators for which NumPy reads a list beside an array as an array, by their symbols.
+_ARRAY_OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
+                    gast.FloorDiv: "//", gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@"}
+
+
+def _may_be_list(operand) -> bool:
+    """Whether the operand `operand` may hold a list: not a number, nor an operator's result
+    (an array; a `binary` call's too)."""
+    if isinstance(operand, gast.Call) and isinstance(operand.func, gast.Name):
+        return operand.func.id != helper("binary")
+    return not isinstance(operand, (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare))
 
 
 def may_be_traced_index(index) -> bool:
@@ -109,6 +127,22 @@ class _ConditionalExpressions(gast.NodeTransformer):
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         return _Conditions(self.converter).visit_BoolOp(node)
+
+    def visit_BinOp(self, node):
+        """`a * b` -> `binary("*", a, b)` where one side may be a list and the other is no
+        number (`np.split(x, 3) * W`)."""
+        self.generic_visit(node)
+        symbol = _ARRAY_OPERATORS.get(type(node.op))
+        if symbol is None or not any(
+                _may_be_list(one) and not isinstance(other, gast.Constant)
+                for one, other in ((node.left, node.right), (node.right, node.left))):
+            return node
+        call = gast.Call(func=name(helper("binary")),
+                         args=[gast.Constant(value=symbol, kind=None), node.left, node.right],
+                         keywords=[])
+        for part in (call, call.func, call.args[0]):
+            setattr(gast.copy_location(part, node), USER_NODE, True)  # (the user's line)
+        return call
 
     def visit_Compare(self, node):
         self.generic_visit(node)
