@@ -79,16 +79,18 @@ def rebinds(write) -> bool:
     return isinstance(write, gast.AugAssign) and isinstance(write.target, gast.Name)
 
 
-def names_written_in_place(function: gast.FunctionDef) -> dict:
+def names_written_in_place(function: gast.FunctionDef, statements=None) -> dict:
     """The names that `function` writes into (`x[0] = v`, `x.a[i] = v`, `x op= v`,
     `call_writes`): name -> the first such write, one that changes x in place wherever x is
-    written so (`rebinds` not) where there is one."""
+    written so (`rebinds` not) where there is one. `statements`: those of its body to read
+    (all of them where None)."""
     written = {}
 
     def note(name, write):
         if name not in written or rebinds(written[name]) and not rebinds(write):
             written[name] = write
-    for node in (n for statement in function.body for n in walk_scope(statement)):
+    body = function.body if statements is None else statements
+    for node in (n for statement in body for n in walk_scope(statement)):
         targets = (node.targets if isinstance(node, gast.Assign) else [node.target]
                    if isinstance(node, gast.AugAssign) else [])
         for target in targets:
@@ -158,10 +160,37 @@ def _items_read(operands) -> set:
             and isinstance(operand.ctx, gast.Load)}
 
 
+# Values that are new, never the memory of an argument (a number, a new array of arithmetic).
+NEW_VALUES = (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare, gast.List, gast.Dict,
+              gast.Set, gast.ListComp, gast.DictComp, gast.SetComp, gast.GeneratorExp,
+              gast.JoinedStr, gast.Lambda)
+
+
 def arguments_written_in_place(function: gast.FunctionDef) -> dict:
-    """Those of `names_written_in_place` that are parameters, in the order of the parameters."""
+    """Those of `names_written_in_place` that are parameters, in the order of the parameters.
+    Where a statement of the function's body, of its own (not in an `if` or a loop), binds a
+    parameter to a new value (`a = a * 1.0`), only the writes up to it count: after it the
+    name holds no memory of the argument's (`a += b` then writes into the new array)."""
     written = names_written_in_place(function)
-    return {p: written[p] for p in parameter_names(function) if p in written}
+    found = {}
+    for parameter in (p for p in parameter_names(function) if p in written):
+        rebound = next((index for index, statement in enumerate(function.body)
+                        if _binds_new_value(statement, parameter)), None)
+        if rebound is not None:
+            written_before = names_written_in_place(function, function.body[:rebound + 1])
+            if parameter not in written_before:
+                continue
+            found[parameter] = written_before[parameter]
+        else:
+            found[parameter] = written[parameter]
+    return found
+
+
+def _binds_new_value(statement, name: str) -> bool:
+    """Whether `statement` is `name = <a new value>` (NEW_VALUES)."""
+    return isinstance(statement, gast.Assign) and len(statement.targets) == 1 and isinstance(
+        statement.targets[0], gast.Name) and statement.targets[0].id == name and isinstance(
+        statement.value, NEW_VALUES)
 
 
 def enclosing_names_written(function: gast.FunctionDef, namespace: dict | None = None,

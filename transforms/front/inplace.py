@@ -30,7 +30,7 @@ from ..analysis.distinct_names import HoldsNoArrays
 from ..analysis.call_results import numpy_name
 from ..analysis.written_by_calls import arguments_calls_write
 from ..analysis.argument_writes import (IN_PLACE_METHODS, IN_PLACE_OPERATORS, WRITING_FUNCTIONS,
-                                        arguments_written_in_place,
+                                        NEW_VALUES, arguments_written_in_place,
                                         changed_by_list_methods_alone, parameter_names,
                                         enclosing_names_written, outside_write_message,
                                         rebinds, write_text)
@@ -216,20 +216,16 @@ def _list_copies(namespace: dict) -> frozenset:
     return frozenset(names | ({"list"} if namespace.get("list", list) is list else set()))
 
 
-# Values that are new, never the memory of an argument (a number, a new array of arithmetic)
-_NEW_VALUES = (gast.Constant, gast.BinOp, gast.UnaryOp, gast.Compare, gast.List, gast.Dict,
-               gast.Set, gast.ListComp, gast.DictComp, gast.SetComp, gast.GeneratorExp,
-               gast.JoinedStr, gast.Lambda)
 
 
 def _may_hold_outside_memory(function) -> set:
     """The names that may hold an array the function did not make, which may be read-only:
     its parameters, and those it binds to another name, an item, an attribute, a call's
-    result or a loop's item (all but `_NEW_VALUES`), for the check before `name op= v`."""
+    result or a loop's item (all but `NEW_VALUES`), for the check before `name op= v`."""
     names = set(parameter_names(function))
     for node in (n for statement in function.body for n in walk_scope(statement)):
         if isinstance(node, (gast.Assign, gast.AnnAssign, gast.NamedExpr)):
-            if isinstance(node.value, _NEW_VALUES) or node.value is None:
+            if isinstance(node.value, NEW_VALUES) or node.value is None:
                 continue
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
         elif isinstance(node, (gast.For, gast.comprehension)):
