@@ -525,8 +525,10 @@ def read_attribute(value, attribute: str):
 
 def _method_of(held, owner) -> bool:
     """Whether `held`, read from `owner`, is a method of it (of `super()`: of its object): one
-    of the user's, or an array's operator (`a.__mul__`)."""
-    return isinstance(held, (types.MethodType, types.MethodWrapperType)) and (
+    of the user's, an array's operator (`a.__mul__`) or an array's method (`a.__copy__`)."""
+    methods = (types.MethodType, types.MethodWrapperType) + (
+        (types.BuiltinMethodType,) if isinstance(owner, (np.ndarray, np.generic)) else ())
+    return isinstance(held, methods) and (
         held.__self__ is owner or isinstance(owner, super) and held.__self__ is owner.__self__)
 
 

@@ -476,7 +476,7 @@ def _write(tracer: Tracer, value, operation: str, read_only_message: str) -> Non
 for _name, _function in array_methods.items():  # x.sum(axis=0) is np.sum(x, axis=0)
     if _name not in vars(Tracer):
         setattr(Tracer, _name, _forward(_function))
-
+Tracer.__copy__, Tracer.__deepcopy__ = lambda self: self.copy(), lambda self, memo: self.copy()
 
 for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Tracer, f"__{_dunder}__", operator_method(_ufunc))

@@ -15,7 +15,7 @@ import numpy as np
 from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, base_name, call_writes,
                               enclosing_names_written, parameter_names, rebinds, write_text,
                               writes_into_arguments)
-from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, shallow_copy,
+from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, copied, shallow_copy,
                                                NEW_PER_ARGUMENT, NEW_VALUE_BUILTINS,
                                                NEW_VALUE_METHODS,
                                                VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
@@ -36,7 +36,7 @@ _ITEM_METHODS = {"pop", "get", "setdefault", "popitem"}
 # Builtins whose result is surely a new list, tuple, dict or set, or an iterator whose items
 # are its arguments' items (or tuples of them): never one of its arguments or their items.
 _CONTAINER_MAKERS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, enumerate,
-                     shallow_copy}
+                     shallow_copy, copied}
 
 
 class CallSharing(GivenFunctions):

@@ -12,6 +12,7 @@ import gast
 import numpy as np
 
 from ..front.parsing import MISSING, resolve
+from ...runtime.derivatives.copies import copied, deep_copied
 from ...runtime.derivatives.items import shallow_copy
 from ...runtime.ops import NO_FACTS, array_methods, function_facts, names_with
 from ...runtime.primitives.primitive import NOT_CONSTANT
@@ -45,11 +46,11 @@ NUMBERS_OF_AN_ARRAY = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "
                                  "strides"})
 # Builtins whose result is a new value holding none of their arguments.
 NEW_VALUE_BUILTINS = {len, range, float, int, bool, complex, abs, round, str, repr, isinstance,
-                       hash, id, print, any, all, divmod, pow, sum, type, format}
+                       hash, id, print, any, all, divmod, pow, sum, type, format, deep_copied}
 # Builtins that make a new container of their arguments' items; and the copy of a list that
 # generated code makes (a loop's segments, front/segments.py: its items shared).
 CONTAINER_BUILTINS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, enumerate,
-                       iter, map, filter, shallow_copy}
+                       iter, map, filter, shallow_copy, copied}
 
 
 def viewed_arguments(numpy: str, node: gast.Call) -> tuple:

@@ -70,7 +70,7 @@ from ..reverse.built_objects_and_super import (check_constructions, explicit_sup
 from .out_arguments import rewrite_out_arguments
 from .parsing import parse_function, resolve
 from .partials import check_partials, partial_caller
-from .python_versions import check_in_place_operators
+from .python_versions import check_in_place_operators, replace_copy_calls
 from .in_place_dunders import rewrite_in_place_dunders
 from .segments import bind_checkpointed_calls, segment_loops
 from ..session import Session
@@ -289,6 +289,7 @@ def parse(unit: Unit) -> None:
 
 def in_place_dunders(unit: Unit) -> None:
     rewrite_in_place_dunders(unit.function, unit.location)  # a.__iadd__(x): a += x
+    replace_copy_calls(unit.function, unit.parsed.namespace)  # copy.copy(x): copied(x)
 
 
 def dead_branches(unit: Unit) -> None:

@@ -14,10 +14,13 @@ their place (`check_in_place_operators`); elsewhere they are refused, and so are
 Python's in-place methods handed in (`np.ndarray.__imul__`; named in the source they are read
 as their augmented assignments, in_place_dunders.py). An array's operator methods called by
 name (`a.__mul__(b)`, `a.__rsub__(1.0)`, `a.__neg__()`: a call resolved when it runs) are
-their operators (`a * b`, `1.0 - a`, `-a`), whose rules apply (`operator_method_version`).
+their operators (`a * b`, `1.0 - a`, `-a`), whose rules apply (`operator_method_version`), and
+its `__copy__` and `__deepcopy__` are copy.copy's and copy.deepcopy's, as those are
+autotrace's versions with rules.
 """
 from __future__ import annotations
 
+import copy as copy_module
 import functools
 import inspect
 import operator
@@ -29,6 +32,7 @@ import numpy as np
 
 from .parsing import resolve
 from ..codegen.codegen import load_function
+from ...runtime.derivatives.copies import copied, deep_copied
 from ...runtime.derivatives.snapshots import refuse_in_place_operator
 from ...runtime.primitives.registry import is_traced
 from ...runtime.python_operators import OPERATOR_SYMBOLS
@@ -83,10 +87,52 @@ def neg(a):
     return -a
 
 
-# Each C function, by the Python version differentiated in its place.
+# copy.copy and copy.deepcopy, whose source finds how to copy through methods a traced value
+# does not have and writes into a memo: autotrace's, with rules (runtime/derivatives/copies.py)
+
+def copy(value):
+    return copied(value)
+
+
+def deepcopy(value, memo=None):
+    return deep_copied(value, memo)
+
+
+def replace_copy_calls(function: gast.FunctionDef, namespace: dict) -> None:
+    """Give each call of copy.copy or copy.deepcopy in `function` autotrace's version
+    (runtime/derivatives/copies.py), bound in `namespace` to a name of its own, in place: the
+    analyses of memory read it as the copy it makes (of an array a new one, of a list its
+    items shared), and its rule gives its derivative (copy.copy's own source finds the method
+    that copies, and copy.deepcopy's writes into a memo)."""
+    used = set(namespace) | {node.id for node in gast.walk(function)
+                             if isinstance(node, gast.Name)}
+    for node in gast.walk(function):
+        if not isinstance(node, gast.Call):
+            continue
+        try:
+            version = _COPY_VERSIONS.get(resolve(node.func, namespace))
+        except TypeError:  # unhashable values
+            continue
+        if version is None:
+            continue
+        label = version.__name__
+        while label in used and namespace.get(label) is not version:
+            label += "_"
+        namespace[label] = version
+        used.add(label)
+        node.func = gast.copy_location(gast.Name(id=label, ctx=gast.Load(), annotation=None,
+                                                 type_comment=None), node.func)
+
+
+_COPY_VERSIONS = {copy_module.copy: copied, copy_module.deepcopy: deep_copied}
+
+
+# Each C function (or Python function read as one), by the Python version differentiated in
+# its place.
 PYTHON_VERSIONS = {functools.reduce: reduce, operator.add: add, operator.sub: sub,
                    operator.mul: mul, operator.truediv: truediv, operator.matmul: matmul,
-                   operator.pow: power, operator.neg: neg}
+                   operator.pow: power, operator.neg: neg, copy_module.copy: copy,
+                   copy_module.deepcopy: deepcopy}
 
 
 def python_version(func):
@@ -104,15 +150,17 @@ _OPERATOR_METHODS = {
     **{f"__r{name}__": f"other {symbol} self" for name, symbol in OPERATOR_SYMBOLS.items()},
     "__lt__": "self < other", "__le__": "self <= other", "__gt__": "self > other",
     "__ge__": "self >= other", "__eq__": "self == other", "__ne__": "self != other",
-    "__neg__": "-self", "__pos__": "+self", "__abs__": "abs(self)", "__invert__": "~self"}
+    "__neg__": "-self", "__pos__": "+self", "__abs__": "abs(self)", "__invert__": "~self",
+    "__copy__": "copied(self)", "__deepcopy__": "deep_copied(self, memo)"}
 
 
 def _operator_version(method: str, returned: str):
     """`def array_mul(self, other): return self * other`, with source to differentiate."""
     label = "array_" + method.strip("_")
-    parameters = "self, other" if "other" in returned else "self"
-    return load_function(f"def {label}({parameters}):\n    return {returned}\n", label, {},
-                         hint=label)
+    parameters = "self, other" if "other" in returned else "self, memo=None" \
+        if "memo" in returned else "self"
+    return load_function(f"def {label}({parameters}):\n    return {returned}\n", label,
+                         {"copied": copied, "deep_copied": deep_copied}, hint=label)
 
 
 OPERATOR_METHOD_VERSIONS = {method: _operator_version(method, returned)
@@ -136,11 +184,12 @@ def operator_method_version(func, args):
     version = OPERATOR_METHOD_VERSIONS.get(method) if isinstance(method, str) else None
     if version is None or func != getattr(owner, method, None):
         return func
-    if "other" in version.__code__.co_varnames[:version.__code__.co_argcount]:
+    parameters = version.__code__.co_varnames[:version.__code__.co_argcount]
+    if "other" in parameters:
         if len(args) != 1 or not _operator_pair(owner, args[0]):
             return func
-    elif args or not _operator_pair(owner, owner):
-        return func
+    elif len(args) >= len(parameters) or not _operator_pair(owner, owner):
+        return func  # (`a.__deepcopy__(memo)`: one argument)
     return types.MethodType(version, owner)
 
 

@@ -1,5 +1,5 @@
 """Importing this package fills the rule registries (see core.py for the template format, and
 declarations.py for rules stated once for both modes)."""
 from . import (  # noqa: F401
-    constants, containers, derivative_helpers, elementwise, filled_arrays, linalg, nn_functions,
-    pytrees, reductions, refused, shape_functions, signal_functions)
+    constants, containers, copies, derivative_helpers, elementwise, filled_arrays, linalg,
+    nn_functions, pytrees, reductions, refused, shape_functions, signal_functions)
