@@ -280,9 +280,12 @@ class CallAdjoints:
                           gradient=gradient)
         elif resolved.kind == "user":
             # Called whole, not in halves: its primal sweep runs again here, where a NumPy
-            # draw would draw anew.
-            refuse_draws_in(resolved.value, "a function that autotrace.checkpoint marks"
-                            if resolved.checkpointed else RUN_AGAIN)
+            # draw would draw anew, but in a `state_as_at` block, which sets the random
+            # states back to those before the call (runtime/derivatives/state_log.py).
+            if resolved.checkpointed or all(recompute_in != "state_as_at" for recompute_in, _
+                                            in self.state_versions.get(id(call), ())):
+                refuse_draws_in(resolved.value, "a function that autotrace.checkpoint marks"
+                                if resolved.checkpointed else RUN_AGAIN)
             derivative = self.derive_user(resolved.value, wrt, node, call)
             arguments, keywords = copy.deepcopy(call.args), copy.deepcopy(call.keywords)
             if resolved.checkpointed:
