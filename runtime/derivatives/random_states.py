@@ -21,7 +21,9 @@ reaches. A source that cannot be found so (held by an object with no attributes 
 made afresh in the call: `np.random.default_rng()`), and an object whose code the walk does not
 read (an instance of the standard library's, statistics.NormalDist; a generator, a map; a
 ufunc of np.frompyfunc) make the states unsure: the run again is then checked, its value
-against the call's (`same_value`). The standard library is told by where its files lie (a
+against the call's (`same_value`), or, where a derivative of a derivative runs a call again
+(state_log.py `state_as_at`), the values of two runs from the states noted
+(`refuse_other_draws_again`). The standard library is told by where its files lie (a
 user's `signal.py` is walked as the user's).
 
 A call that can draw nothing has no states to note: where the walk finds no source, no name
@@ -41,6 +43,9 @@ import types
 from contextlib import contextmanager
 
 import numpy as np
+
+from ..errors import TracingError
+from ..primitives.registry import is_traced
 
 # Names that make a generator afresh: a call that makes one draws numbers no state here holds.
 FRESH_SOURCES = frozenset({
@@ -81,14 +86,16 @@ LIMIT = 5000  # values looked at, past which the states are unsure
 
 class RandomStates:
     """The random sources a call can reach, each with its state before the call, and whether
-    those are surely all it draws from."""
+    those are surely all it draws from; where not, the call (function, arguments, keywords),
+    which `state_as_at` runs again to see that it draws the same from them."""
 
-    __slots__ = ("sources", "states", "sure")
+    __slots__ = ("sources", "states", "sure", "call")
 
-    def __init__(self, sources: list, sure: bool):
+    def __init__(self, sources: list, sure: bool, call: tuple | None = None):
         self.sources = sources  # (none where the call can draw nothing)
         self.states = [_state_of(source) for source in sources]
         self.sure = sure
+        self.call = None if sure else call
 
 
 NONE_DRAWN = RandomStates([], True)  # a call's that can draw nothing (read only)
@@ -127,7 +134,8 @@ def random_states(function, arguments: tuple = (), keywords: dict | None = None)
         for source in DEFAULT_SOURCES[module]():
             if all(source is not known for known in sources):
                 sources.append(source)
-    return RandomStates(sources, finder.sure)
+    return RandomStates(sources, finder.sure, (function, arguments, keywords or {})
+                        if callable(function) else None)
 
 
 @contextmanager
@@ -145,6 +153,56 @@ def same_draws(states: RandomStates | None):
     finally:
         for source, state in zip(states.sources, now):
             _set_state(source, state)
+
+
+class OtherDrawsError(ValueError, TracingError):
+    """A call that a derivative of a derivative runs again drew other random numbers there
+    than the first time (or it cannot be told that it did not)."""
+
+
+def refuse_other_draws_again(states: RandomStates | None, after_each) -> None:
+    """Where `states` may not be all their call draws from (`states.sure`), run the call
+    twice from them, `after_each()` after each run (it puts back the object state the run
+    wrote), and refuse values that differ: a derivative of a derivative that runs it again
+    would take the derivative of other draws than the value's (a generator made afresh in the
+    call, `np.random.default_rng()`, draws from the system's entropy, which no state here
+    holds). Traced values cannot be told apart: a traced call is not checked (its draws are
+    made once, while it is traced, and FrozenRandomWarning says so)."""
+    if states is None or states.sure or states.call is None:
+        return
+    function, arguments, keywords = states.call
+    if any(is_traced(value) for value in (*arguments, *keywords.values())):
+        return
+    values = []
+    for _ in range(2):
+        try:
+            with same_draws(states):
+                values.append(function(*arguments, **keywords))
+        finally:
+            after_each()
+    if _traced_in(values) or same_value(*values):
+        return
+    user = getattr(function, "__func__", function)
+    code = getattr(user, "__code__", None)
+    place = "" if code is None else f'File "{code.co_filename}", line {code.co_firstlineno}: '
+    name = getattr(user, "__qualname__", None) or type(user).__name__
+    raise OtherDrawsError(
+        f"{place}autotrace cannot differentiate {name} twice (hessian, forward(grad), "
+        f"jvp(grad), hvp): the second derivative runs it again, from the random states it "
+        "began with, and it gave another value there: it draws random numbers from a source "
+        "autotrace cannot set back (a generator made in the call without a seed, or held "
+        "where autotrace cannot see it), and the derivative would belong to other numbers "
+        "than the value; draw the numbers outside the function and pass them in, or make the "
+        "generator from a seed")
+
+
+def _traced_in(value) -> bool:
+    """Whether `value`, or an item of a tuple, list or dict it is, is traced."""
+    if isinstance(value, (tuple, list)):
+        return any(_traced_in(item) for item in value)
+    if isinstance(value, dict):
+        return any(_traced_in(item) for item in value.values())
+    return is_traced(value)
 
 
 def same_value(first, again) -> bool:

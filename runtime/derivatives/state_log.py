@@ -25,9 +25,14 @@ write of a derivative that runs its function twice is where no `state_as_at` is 
 A draw in the call (a dropout mask from np.random.rand, random.random(), a generator the callee
 or its arguments reach) would give other numbers in the recomputation, whose derivative would
 then be that of another draw than the value's. So the log also notes, when it begins, the
-random states the call can draw from (`state_writes_log(random_states(g, (x,)))`: NumPy's and Python's global
-ones and the generators the callee and its arguments named reach; random_states.py), and
-`state_as_at` runs its block from them, putting back afterwards the states they hold then.
+random states the call can draw from (`state_writes_log(random_states(g, (x,), {}))`:
+NumPy's and Python's global ones and the generators the callee and its arguments reach;
+random_states.py), and `state_as_at` runs its block from them, putting back afterwards the
+states they hold then.
+Where those may not be all the call draws from (a generator made in the call, one held where
+the walk cannot see it), `state_as_at` first runs the call twice from them, putting back what
+each run writes, and refuses values that differ (random_states.py `refuse_other_draws_again`):
+a generator made without a seed draws from the system's entropy, which no state holds.
 """
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ import weakref
 from contextlib import contextmanager
 
 from .objects import ObjectGradient, StateWriteError, recomputation
-from .random_states import RandomStates, random_states, same_draws
+from .random_states import RandomStates, random_states, refuse_other_draws_again, same_draws
 from .structure import add
 
 _ABSENT = object()  # a slot that held nothing: an attribute or a key not there yet
@@ -151,6 +156,7 @@ def state_as_at(log: StateLog):
     recomputed = StateLog(barrier=True)
     _logs.open.append(weakref.ref(recomputed))
     try:
+        refuse_other_draws_again(log.draws, lambda: _take_back_all(recomputed, log))
         with recomputation(log), same_draws(log.draws):
             yield
         for owner, kind, key, _, where in recomputed.entries:
@@ -170,6 +176,14 @@ def state_as_at(log: StateLog):
         recomputed.take_back()
         for owner, kind, key, held, where in now:
             _put(owner, kind, key, held, where)
+
+
+def _take_back_all(recomputed: StateLog, log: StateLog) -> None:
+    """Put back what a run of the call in a `state_as_at` block wrote: the slots its first run
+    wrote (noted in `log`), and those `recomputed` noted."""
+    recomputed.take_back()
+    recomputed.entries.clear()
+    log.take_back()
 
 
 def _first_of_each(entries: list) -> list:

@@ -16,6 +16,7 @@ paths that lack a gradient the others have.
 from __future__ import annotations
 
 import collections
+import copy
 import linecache
 
 import gast
@@ -34,7 +35,8 @@ from ..analysis.list_operators import SEQUENCE, UNKNOWN
 from ..analysis.written_by_calls import call_of, item_writes_by, names_a_call_writes
 from ..codegen.codegen import to_source
 from .sweep_parts import PAIR, SAVE, Shared, Sweep, comment, marked
-from ..codegen.templates import index_value, name, replace, replace_expression
+from ..codegen.templates import (index_value, keywords_dict, name, replace,
+                                 replace_expression)
 
 # The functions whose rules `a + b` and `a * b` take when an operand is, or may be, a list.
 _SEQUENCE_OPERATORS = {
@@ -267,9 +269,10 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
     def state_version(self, call, implicit: bool, logged: bool) -> tuple[list, list, list]:
         """(push, statements, pop) before a call run whole, whose derivative recomputes it:
 
-            _written1 = state_writes_log(random_states(g, (x,)))
+            _written1 = state_writes_log(random_states(g, (x,), {}))
                                  the writes into objects' state from here, and the
-                                 random states the call g(x) can draw from
+                                 random states the call g(x) can draw from (and the
+                                 call, run again where those may not be all)
             _state1 = state_version()         (implicit mode) the Variables the call sees
 
         The recomputation runs `with state_as_at(_written1):` (and `with
@@ -284,9 +287,19 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
             self.state_versions.setdefault(id(call), []).append((recompute_in, version))
             push, pop = self.assignment_site(version)
             pushes += push
-            # (the log notes the random states the callee and the arguments named reach)
+            # (the log notes the random states the callee and the arguments reach)
             reached = _names_reached(call) if helper == "state_writes_log" else []
-            if reached:  # (holes, not names in the template: the callee may be `helper`)
+            if reached and _passes_each(call):
+                # (the call itself, which the recomputation runs again from those states,
+                # where they may not be all it draws from, to see that it draws the same)
+                statements += replace(
+                    "version = helper(random_states(callee, arguments, keywords))",
+                    version=version, helper=self.helper(helper),
+                    random_states=self.helper("random_states"),
+                    callee=copy.deepcopy(call.func),
+                    arguments=gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load()),
+                    keywords=keywords_dict(call.keywords))
+            elif reached:  # (holes, not names in the template: the callee may be `helper`)
                 arguments = gast.Tuple(elts=[name(n) for n in reached[1:]], ctx=gast.Load())
                 statements += replace(
                     "version = helper(random_states(callee, arguments))", version=version,
@@ -546,6 +559,13 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
                     item = replace_expression("gradient[key]", gradient=gradient, key=key)
                     out += self.accumulate(element.id, item, state)
         return out
+
+
+def _passes_each(call) -> bool:
+    """Whether `call` passes each argument on its own (no `*args`, no `**kwargs`), so that
+    `random_states(callee, arguments, keywords)` can hold the call."""
+    return not any(isinstance(argument, gast.Starred) for argument in call.args) and all(
+        keyword.arg is not None for keyword in call.keywords)
 
 
 def _names_reached(call) -> list:
