@@ -24,8 +24,9 @@ from autotrace.api import grad
 from autotrace.batching import vmap
 from autotrace.operators import (as_run_now, forward, reverse, reverse_with_aux,
                                  value_and_aux)
-from autotrace.runtime.derivatives.random_states import (RandomStates, random_states,
-                                                       same_draws, same_value)
+from autotrace.runtime.derivatives.random_states import (RandomStates, draws_alike,
+                                                       random_states, same_draws, same_value,
+                                                       traced_in)
 from autotrace.runtime.derivatives.real_only import is_complex
 from autotrace.runtime.derivatives.structure import as_registered_types
 from autotrace.runtime.containers import (field_names, is_dataclass_instance, new_dataclass,
@@ -79,12 +80,15 @@ def _user_function(f: Callable):
     return f
 
 
-def _same_draws_each_run(derivative: Callable, f: Callable, states: RandomStates) -> Callable:
+def _same_draws_each_run(derivative: Callable, f: Callable, states: RandomStates,
+                         call: tuple) -> Callable:
     """`derivative`, a Jacobian's derivative code that returns (value, ...), to be run once a
     row or column: each run after the first starts from `states`, those before the first,
     so that it draws the numbers the first drew, and leaves the states as the first left
     them. Where those may not be all f draws from (`states.sure`), a run whose value is not
-    the first's is refused: the Jacobian would mix the derivatives of other draws."""
+    the first's is refused: the Jacobian would mix the derivatives of other draws. Traced
+    values cannot be told apart: there the user's function is run twice from `states`
+    (`call`: f's arguments and keywords; random_states.py `draws_alike`)."""
     first: list = []
 
     def run(*args, **kwargs):
@@ -94,7 +98,11 @@ def _same_draws_each_run(derivative: Callable, f: Callable, states: RandomStates
             return result
         with same_draws(states):
             result = derivative(*args, **kwargs)
-        if not states.sure and not same_value(first[0], result[0]):
+        if states.sure:
+            return result
+        if len(first) == 1 and traced_in((first[0], result[0])):
+            first.append(draws_alike(states, (as_run_now(_user_function(f)), *call)))
+        if not (same_value(first[0], result[0]) and first[-1] is not False):
             user = _user_function(f)
             code = getattr(user, "__code__", None)
             place = "" if code is None else f'File "{code.co_filename}", line ' \
@@ -309,7 +317,7 @@ def jacobian(f: Callable, wrt: int | str = FIRST_PARAMETER, mode: str = "reverse
 
     def jacobian_fn(*args, **kwargs):
         states = _states_before(f, args, kwargs)
-        derivative = _same_draws_each_run(as_run_now(generated), f, states)
+        derivative = _same_draws_each_run(as_run_now(generated), f, states, (args, kwargs))
         x = WithRespectTo.of(wrt).value_in(f, args, kwargs)
         if isinstance(x, (tuple, list, dict)):
             raise TypeError(

@@ -6,13 +6,17 @@ function's derivative again in its adjoint sweep, from the random states noted b
 without a seed (`np.random.default_rng().normal(...)`) draws from the system's entropy, which
 no state holds: each run drew other numbers, and the second derivative mixed them. Such a
 call is now run again twice from the noted states and refused, at the callee's file and line,
-where the values differ; one seeded in the call computes. A callee in a module of the user's
-that draws from np.random or a generator the module holds was refused; each run now draws
-what the call drew. Expected values are by hand, from the draws made again by reseeding.
+where the values differ; one seeded in the call computes. Traced (autotrace.function, vmap),
+the runs are made on concrete arrays of the traced ones' shapes. A callee in a module of the
+user's that draws from np.random or a generator the module holds was refused; each run now
+draws what the call drew. Dropout written the ways people write it has, under each
+transform, the derivatives of the mask one call draws. Expected values are by hand, from the
+draws made again by reseeding.
 """
 from __future__ import annotations
 
 import importlib
+import random
 import sys
 import warnings
 
@@ -197,3 +201,115 @@ def test_hessian_through_a_dropout_layer_of_a_users_module(users, mode):
     np.testing.assert_allclose(got, expected, rtol=1e-12)
     if mode != "function(hessian)":  # (traced: its draws are made while it is traced)
         assert layer.rng.bit_generator.state == after
+
+
+TRACED = {
+    "function(hessian)": lambda f: autotrace.function(autotrace.hessian(f))(W),
+    "jacfwd(grad)": lambda f: autotrace.jacfwd(autotrace.grad(f))(W),
+    "hessian(batched)": lambda f: autotrace.hessian(f, batched=True)(W),
+}
+
+
+@pytest.mark.parametrize("mode", list(TRACED))
+def test_a_traced_callee_drawing_from_a_fresh_generator_is_refused(mode):
+    # (traced, the call's values cannot be compared: it is run on arrays of its own instead)
+    with pytest.raises(OtherDrawsError) as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore", FrozenRandomWarning)
+        TRACED[mode](calls_unseeded)
+    assert str(caught.value).startswith(
+        f'File "{__file__}", line {unseeded_helper.__code__.co_firstlineno}: autotrace cannot '
+        "differentiate unseeded_helper twice")
+
+
+@pytest.mark.parametrize("mode", list(TRACED))
+def test_a_traced_callee_drawing_from_a_seeded_generator_it_makes_computes(mode):
+    noise = np.random.default_rng(4).normal(size=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FrozenRandomWarning)
+        hessian = TRACED[mode](calls_seeded)
+    np.testing.assert_allclose(hessian, np.diag(-2 * np.sin(W * noise) * noise ** 2),
+                               rtol=1e-10)
+
+
+def fresh_in_f(x):
+    return np.sum(x * (np.random.default_rng().random(x.shape) < 0.5)) ** 3
+
+
+def test_a_traced_hessian_of_a_function_drawing_from_a_fresh_generator_is_refused():
+    # (each column of the traced Jacobian drew another mask)
+    with pytest.raises(autotrace.TransformError) as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore", FrozenRandomWarning)
+        autotrace.function(autotrace.hessian(fresh_in_f))(X)
+    assert str(caught.value).startswith(
+        f'File "{__file__}", line {fresh_in_f.__code__.co_firstlineno}: the Jacobian (or '
+        f"Hessian) of {__name__}.fresh_in_f runs it once a row or column, and it gave another "
+        "value in a later run")
+
+
+# Dropout written the ways people write it: each transform gives the derivatives of the mask
+# one call draws, (sum(x m / p)) ** 3 by hand, m drawn again by reseeding.
+class DropoutLayer:
+    def __init__(self):
+        self.rng = np.random.default_rng(3)
+
+    def __call__(self, x):
+        return x * (self.rng.random(x.shape) < 0.5) / 0.5
+
+
+LAYER = DropoutLayer()
+
+
+def reseed():
+    np.random.seed(3)
+    random.seed(3)
+    LAYER.rng.bit_generator.state = np.random.default_rng(3).bit_generator.state
+
+
+def keys_mask(shape):
+    _, key = np.random.SeedSequence(42).spawn(2)
+    return np.random.default_rng(key).random(shape) < 0.5
+
+
+def seeded_mask(shape):
+    np.random.seed(5)
+    return np.random.rand(*shape) < 0.5
+
+
+DROPOUTS = {  # name -> (the kept entries over 0.5, drawn as the function draws them)
+    "np.random.binomial": lambda x: np.random.binomial(1, 0.5, size=x.shape) / 0.5,
+    "rng.random(x.shape) < p": lambda x: (
+        np.random.default_rng(11).random(x.shape) < 0.5) / 0.5,
+    "random.random() an element": lambda x: np.array(
+        [1.0 if random.random() < 0.5 else 0.0 for _ in range(x.size)]) / 0.5,
+    "a layer's Generator": lambda x: LAYER(np.ones_like(x)),
+    "np.random.seed in f": lambda x: seeded_mask(x.shape) / 0.5,
+    "SeedSequence keys": lambda x: keys_mask(x.shape) / 0.5,
+}
+DROPOUT_MODES = {
+    "grad": lambda f: autotrace.grad(f)(X),
+    "hessian": lambda f: autotrace.hessian(f)(X),
+    "jacobian(grad)": lambda f: autotrace.jacobian(autotrace.grad(f))(X),
+    "jacfwd(grad)": lambda f: autotrace.jacfwd(autotrace.grad(f))(X),
+    "vmap(grad)": lambda f: autotrace.vmap(autotrace.grad(f))(X[None])[0],
+    "function(grad)": lambda f: autotrace.function(autotrace.grad(f))(X),
+    "function(hessian)": lambda f: autotrace.function(autotrace.hessian(f))(X),
+}
+
+
+@pytest.mark.parametrize("mode", list(DROPOUT_MODES))
+@pytest.mark.parametrize("dropout", list(DROPOUTS))
+def test_dropout_has_the_derivatives_of_the_mask_one_call_draws(dropout, mode):
+    draw = DROPOUTS[dropout]
+
+    def f(x):
+        return np.sum(x * draw(x)) ** 3
+    reseed()
+    kept = draw(X)
+    total = np.sum(X * kept)
+    expected = (3 * total ** 2 * kept if mode in ("grad", "vmap(grad)", "function(grad)")
+                else 6 * total * np.outer(kept, kept))
+    reseed()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FrozenRandomWarning)
+        got = DROPOUT_MODES[mode](f)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -162,26 +162,15 @@ class OtherDrawsError(ValueError, TracingError):
 
 def refuse_other_draws_again(states: RandomStates | None, after_each) -> None:
     """Where `states` may not be all their call draws from (`states.sure`), run the call
-    twice from them, `after_each()` after each run (it puts back the object state the run
-    wrote), and refuse values that differ: a derivative of a derivative that runs it again
-    would take the derivative of other draws than the value's (a generator made afresh in the
-    call, `np.random.default_rng()`, draws from the system's entropy, which no state here
-    holds). Traced values cannot be told apart: a traced call is not checked (its draws are
-    made once, while it is traced, and FrozenRandomWarning says so)."""
-    if states is None or states.sure or states.call is None:
+    twice from them (`draws_alike`) and refuse values that differ: a derivative of a
+    derivative that runs it again would take the derivative of other draws than the value's
+    (a generator made afresh in the call, `np.random.default_rng()`, draws from the system's
+    entropy, which no state here holds). `after_each()` after each run puts back the object
+    state the run wrote."""
+    if states is None or states.sure or states.call is None or \
+            draws_alike(states, states.call, after_each):
         return
-    function, arguments, keywords = states.call
-    if any(is_traced(value) for value in (*arguments, *keywords.values())):
-        return
-    values = []
-    for _ in range(2):
-        try:
-            with same_draws(states):
-                values.append(function(*arguments, **keywords))
-        finally:
-            after_each()
-    if _traced_in(values) or same_value(*values):
-        return
+    function = states.call[0]
     user = getattr(function, "__func__", function)
     code = getattr(user, "__code__", None)
     place = "" if code is None else f'File "{code.co_filename}", line {code.co_firstlineno}: '
@@ -196,12 +185,60 @@ def refuse_other_draws_again(states: RandomStates | None, after_each) -> None:
         "generator from a seed")
 
 
-def _traced_in(value) -> bool:
+def draws_alike(states: RandomStates, call: tuple, after_each=lambda: None) -> bool:
+    """Whether `call`, (function, arguments, keywords), run twice from `states` gives one
+    value, `after_each()` after each run. Traced arguments (and those in tuples, lists and
+    dicts) are given one concrete array each, of their shape and dtype, for these runs: the
+    numbers a traced call draws are concrete, and its value would not tell them apart. Where
+    that cannot be done (a size known only when the graph runs, a value traced that the
+    arguments hold otherwise, a run that fails on those arrays), it cannot be told: True."""
+    function, arguments, keywords = call
+    traced = traced_in((arguments, keywords))
+    if traced:
+        arguments, keywords = _stand_in((arguments, keywords))
+        if traced_in((arguments, keywords)):
+            return True
+    values = []
+    for _ in range(2):
+        try:
+            with same_draws(states):
+                values.append(function(*arguments, **keywords))
+        except Exception:  # noqa: BLE001 - on arrays of its own: not the call's failure
+            if not traced:
+                raise
+            return True
+        finally:
+            after_each()
+    return traced_in(values) or same_value(*values)
+
+
+def _stand_in(value):
+    """`value` with each traced array in it (in tuples, lists and dicts) replaced by a
+    concrete one of its shape and dtype, of values other than 0 and 1 where it is inexact (a
+    draw that scales or shifts it shows in the value); left traced where its shape is not
+    known."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_stand_in(item) for item in value) if type(value) in (tuple, list) \
+            else value
+    if isinstance(value, dict):
+        return {key: _stand_in(item) for key, item in value.items()}
+    if not is_traced(value):
+        return value
+    shape, dtype = tuple(value.shape), np.dtype(value.dtype)
+    if not all(type(size) is int for size in shape):
+        return value
+    size = int(np.prod(shape, dtype=int))
+    if dtype.kind in "fc":
+        return np.linspace(0.3, 1.7, size).astype(dtype).reshape(shape)
+    return np.ones(shape, dtype)
+
+
+def traced_in(value) -> bool:
     """Whether `value`, or an item of a tuple, list or dict it is, is traced."""
     if isinstance(value, (tuple, list)):
-        return any(_traced_in(item) for item in value)
+        return any(traced_in(item) for item in value)
     if isinstance(value, dict):
-        return any(_traced_in(item) for item in value.values())
+        return any(traced_in(item) for item in value.values())
     return is_traced(value)
 
 
