@@ -293,6 +293,10 @@ DROPOUT_MODES = {
     "vmap(grad)": lambda f: autotrace.vmap(autotrace.grad(f))(X[None])[0],
     "function(grad)": lambda f: autotrace.function(autotrace.grad(f))(X),
     "function(hessian)": lambda f: autotrace.function(autotrace.hessian(f))(X),
+    # (jacrev runs the gradient with unpacked arguments under vmap, traced: it was refused
+    # where the states were unsure, a generator made in the call, or a class that makes one)
+    "jacfwd(jacrev)": lambda f: autotrace.jacfwd(autotrace.jacrev(f))(X),
+    "jacrev(jacrev)": lambda f: autotrace.jacrev(autotrace.jacrev(f))(X),
 }
 
 

@@ -19,7 +19,8 @@ import sys
 import numpy as np
 
 from ..runtime.derivatives.objects import StateWriteError
-from ..runtime.derivatives.random_states import same_draws, same_value
+from ..runtime.derivatives.random_states import (draws_alike, same_draws, same_value,
+                                                 traced_in)
 from ..runtime.derivatives.state_log import running_again
 from ..runtime.derivatives.state_writes import call_method, write_state
 from .analysis.calls import describe
@@ -58,19 +59,26 @@ def refuse_other_draws(function, arguments, keywords, states, value, again=None)
     """Where the random states noted before a call of `function` may not be all it draws from
     (`states.sure`), the call is run again from them (or `again` is the value a derivative's
     run again gave): a value other than the call's, `value`, is refused, for the derivative
-    would belong to other random numbers than the value."""
+    would belong to other random numbers than the value. A traced value cannot be compared:
+    the call is run twice from the states on concrete arrays (random_states.py
+    `draws_alike`)."""
     if states is None or states.sure or value is None:
         return
     concrete = (np.ndarray, np.generic, int, float, complex, tuple, list, dict)
-    if isinstance(value, concrete) and again is None:
-        with same_draws(states):
-            again = function(*arguments, **keywords)
-    if not isinstance(value, concrete) or not isinstance(again, concrete):
+    if traced_in(value):  # (traced: two runs on arrays of its own tell the draws apart)
+        alike = draws_alike(states, (function, arguments, keywords))
+    else:
+        if isinstance(value, concrete) and again is None:
+            with same_draws(states):
+                again = function(*arguments, **keywords)
+        alike = None if not isinstance(value, concrete) or not isinstance(again, concrete) \
+            else same_value(value, again)
+    if alike:
+        return
+    if alike is None:
         reason = ("autotrace cannot tell whether it draws the same random numbers there: it "
                   "may draw from a source autotrace cannot set back (a generator made in the "
                   "call, or held where autotrace cannot see it), and the values are traced")
-    elif same_value(value, again):
-        return
     else:
         reason = ("it gave another value there: it draws random numbers from a source "
                   "autotrace cannot set back (a generator made in the call, or held where "

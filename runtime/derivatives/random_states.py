@@ -168,7 +168,7 @@ def refuse_other_draws_again(states: RandomStates | None, after_each) -> None:
     entropy, which no state here holds). `after_each()` after each run puts back the object
     state the run wrote."""
     if states is None or states.sure or states.call is None or \
-            draws_alike(states, states.call, after_each):
+            draws_alike(states, states.call, after_each) is not False:
         return
     function = states.call[0]
     user = getattr(function, "__func__", function)
@@ -185,19 +185,19 @@ def refuse_other_draws_again(states: RandomStates | None, after_each) -> None:
         "generator from a seed")
 
 
-def draws_alike(states: RandomStates, call: tuple, after_each=lambda: None) -> bool:
+def draws_alike(states: RandomStates, call: tuple, after_each=lambda: None) -> bool | None:
     """Whether `call`, (function, arguments, keywords), run twice from `states` gives one
     value, `after_each()` after each run. Traced arguments (and those in tuples, lists and
     dicts) are given one concrete array each, of their shape and dtype, for these runs: the
     numbers a traced call draws are concrete, and its value would not tell them apart. Where
     that cannot be done (a size known only when the graph runs, a value traced that the
-    arguments hold otherwise, a run that fails on those arrays), it cannot be told: True."""
+    arguments hold otherwise, a run that fails on those arrays), it cannot be told: None."""
     function, arguments, keywords = call
     traced = traced_in((arguments, keywords))
     if traced:
         arguments, keywords = _stand_in((arguments, keywords))
         if traced_in((arguments, keywords)):
-            return True
+            return None
     values = []
     for _ in range(2):
         try:
@@ -206,10 +206,10 @@ def draws_alike(states: RandomStates, call: tuple, after_each=lambda: None) -> b
         except Exception:  # noqa: BLE001 - on arrays of its own: not the call's failure
             if not traced:
                 raise
-            return True
+            return None
         finally:
             after_each()
-    return traced_in(values) or same_value(*values)
+    return None if traced_in(values) else same_value(*values)
 
 
 def _stand_in(value):
