@@ -11,7 +11,9 @@ A function that draws random numbers (a dropout mask from np.random.rand, random
 Generator it reaches) has the Jacobian of its one set of draws: each run after the first, of
 a row, a column or a batch of them, starts from the random states noted before the first
 (runtime/derivatives/random_states.py), and afterwards the states are where one run leaves
-them, as grad leaves them.
+them, as grad leaves them. Where those states may not be all it draws from (a generator made
+in the call), a later run that gives another value is refused; traced, whose values cannot be
+compared, f is run twice from them on concrete arrays instead (`draws_alike`).
 """
 from __future__ import annotations
 
