@@ -121,7 +121,9 @@ def specialize(func, positional: int, keywords: tuple):
 def spell_out_starred(function: gast.FunctionDef, sizes: dict | None = None) -> None:
     """`g(*xs)` becomes `g(xs[0], xs[1])` and `g(**options)` `g(a=options['a'])`, where `xs`
     (`options`) is assigned once in `function`, from a tuple (a dict with identifier keys)
-    written out, or is in `sizes` (name -> the tuple's length, or the dict's keys)."""
+    written out, or is in `sizes` (name -> the tuple's length, or the dict's keys); `g(*[a,
+    b])` and `g(**{'k': v})`, a list, tuple or dict written out in the call, become `g(a, b)`
+    and `g(k=v)`."""
     sizes = dict(sizes or {})
     stores = {}
     for node in walk(function):
@@ -153,7 +155,10 @@ def spell_out_starred(function: gast.FunctionDef, sizes: dict | None = None) -> 
             continue
         arguments = []
         for argument in node.args:
-            if (isinstance(argument, gast.Starred) and isinstance(argument.value, gast.Name)
+            if isinstance(argument, gast.Starred) and isinstance(argument.value, (
+                    gast.Tuple, gast.List)):  # g(*[fn, buf]): g(fn, buf), as Python calls it
+                arguments += argument.value.elts
+            elif (isinstance(argument, gast.Starred) and isinstance(argument.value, gast.Name)
                     and isinstance(sizes.get(argument.value.id), int)):
                 variable = argument.value.id
                 arguments += [gast.copy_location(item(variable, i), argument)
@@ -164,7 +169,12 @@ def spell_out_starred(function: gast.FunctionDef, sizes: dict | None = None) -> 
         keywords = []
         given = [k.arg for k in node.keywords if k.arg is not None]
         for keyword in node.keywords:
-            if (keyword.arg is None and isinstance(keyword.value, gast.Name)
+            shown = _keys_shown(keyword.value) if keyword.arg is None else None
+            if shown is not None and not set(shown) & set(given):
+                given += shown  # g(**{'fn': f}): g(fn=f), as Python calls it
+                keywords += [gast.keyword(arg=k, value=v)
+                             for k, v in zip(shown, keyword.value.values)]
+            elif (keyword.arg is None and isinstance(keyword.value, gast.Name)
                     and isinstance(sizes.get(keyword.value.id), tuple)
                     and not set(sizes[keyword.value.id]) & set(given)):
                 given += sizes[keyword.value.id]  # (one given twice: Python's error, run)
@@ -174,6 +184,16 @@ def spell_out_starred(function: gast.FunctionDef, sizes: dict | None = None) -> 
             else:
                 keywords.append(keyword)
         node.keywords = keywords
+
+
+def _keys_shown(value) -> tuple | None:
+    """The keys of `value` where it is a dict written out with distinct identifier keys."""
+    if not isinstance(value, gast.Dict) or not all(
+            isinstance(k, gast.Constant) and isinstance(k.value, str) and k.value.isidentifier()
+            for k in value.keys):
+        return None
+    keys = tuple(k.value for k in value.keys)
+    return keys if len(set(keys)) == len(keys) else None
 
 
 def for_call(func, positional: int, names, seed: str | None = None):
