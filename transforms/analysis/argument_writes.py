@@ -9,6 +9,7 @@ transforms/analysis/aliases.py (alias_calls.CallSharing.parameters_written).
 """
 from __future__ import annotations
 
+import inspect
 import types
 
 import gast
@@ -50,6 +51,19 @@ WRITING_FUNCTIONS = {
     "put_along_axis": "{0}[np.arange({0}.shape[0])[:, None], {1}] = {2} (a matrix, "
                       "axis=1)",
 }
+
+
+def numpy_function_writes(value) -> tuple:
+    """parameters_written's tuples for `value` where it is one of NumPy's functions that write
+    into their first argument (`np.copyto`, handed to a function that calls it), else ()."""
+    name = getattr(value, "__name__", None)
+    if name not in WRITING_FUNCTIONS or getattr(np, name, None) is not value:
+        return ()
+    try:
+        first = next(iter(inspect.signature(value).parameters))
+    except (TypeError, ValueError, StopIteration):
+        first = "a"
+    return ((0, first, f"np.{name}(...)", "numpy", None, True, 0),)
 
 
 def call_writes(call: gast.Call) -> list:

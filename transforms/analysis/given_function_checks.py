@@ -5,6 +5,15 @@ runs; generated code calls `check_functions_given` before the call, which reads 
 called again with that parameter standing for the function given (given_functions.py) and
 refuses the call where it writes into an argument the caller reads afterwards, as the analysis
 before running refuses a call given a function it can name.
+
+A function given may also write into what it holds itself: a method into its object
+(`run_callback(acc.add, v)`, `acc.add` doing `self.total += v`; `out.append`, which keeps
+`v` in `out`), a functools.partial into an argument it holds. Where the function called is
+not differentiated (its result carries no gradient: it is called for what it does), nothing
+follows that write, so the call is refused as the direct call `acc.add(v)` is. A parameter
+counts as called where the function calls it or hands it on to a function that may
+(`parameters_called`); a call `f(*items)` whose items are known only when it runs is checked
+with every argument taken to be read afterwards.
 """
 from __future__ import annotations
 
@@ -14,48 +23,124 @@ import functools
 import inspect
 
 import gast
+import numpy as np
 
 from .aliases import Sharing
-from .argument_writes import arguments_read_after, parameter_names, refuse_arguments_written
+from .given_functions import written_given
+from .argument_writes import (arguments_read_after, numpy_function_writes, parameter_names,
+                              refuse_arguments_written)
 from .liveness import live_after
-from .object_state import statement_blocks
+from .object_state import (function_called, may_keep_what_it_is_given, state_write,
+                           statement_blocks, varied_arguments)
+from .unseen_effects import FOLLOWED, callable_name, partial_target
+from ..errors import TransformError
 from ..codegen.naming import walk_scope
 from ..codegen.nodes import walk
+from ..front.function_caches import made_from
 from ..front.parsing import MISSING, parse_function, resolve
 from ..rules.core import constant
+from ...runtime.derivatives.unpacking import apply_unpacked
+
+
+# What _parameters_called found, kept on the function read (its source is what it runs).
+_PARAMETERS_CALLED = "__autotrace_parameters_called__"
 
 
 def check_functions_given(callee, arguments: tuple, keywords: dict, filename: str, line: int,
-                          read_after: tuple) -> None:
+                          read_after: tuple | None, varied: tuple | None = (),
+                          differentiated: bool = False) -> None:
     """Raise TransformError at `filename`, `line` where the Python function `callee`, given
     `arguments` and `keywords` (None for one not read again), calls a function among them
-    that writes into its own argument, and so writes into an argument of the call whose
-    memory the caller reads afterwards (`read_after`: argument_writes.arguments_read_after)."""
+    (or hands it on to a function that may) that writes into its own argument, and so writes
+    into an argument of the call whose memory the caller reads afterwards (`read_after`:
+    argument_writes.arguments_read_after; None: any), or that writes into what it holds
+    itself: a method into its object (`acc.add`, `out.append`), a functools.partial into
+    an argument it holds. varied: the positions and keywords of the arguments that carry
+    gradient (object_state.check_calls; None: any may); differentiated: the call's result
+    carries gradient, so `callee` is differentiated, and its own transform refuses a method
+    it calls that changes its object (object_state.check_calls)."""
     function, bound = (callee.__func__, callee.__self__) if inspect.ismethod(callee) else (
         callee, None)
     if not inspect.isfunction(function):
         return
     first = 0 if bound is None else 1
-    given = {}
-    try:
-        parsed = parse_function(function)
-    except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
+    given, held = {}, []
+    parameters, called = _parameters_called(function)
+    if parameters is None:  # no source: nothing known, as for any other call
         return
-    parameters = parameter_names(parsed.node)
+    # A value carrying gradient may reach the function given: through an argument, or from
+    # the variables of the function that defines `callee`, which it reads.
+    carried = not differentiated and (varied is None or bool(varied) or bool(
+        function.__closure__))
+    if read_after is not None:  # (a partial holds what it was given, read by other names)
+        read_after = tuple(read_after) + tuple(key for key, value in [
+            *enumerate(arguments), *keywords.items()] if isinstance(value, functools.partial))
     for key, value in [*enumerate(arguments), *keywords.items()]:
         name = parameters[key + first] if isinstance(key, int) and key + first < len(
             parameters) else key
+        if name not in parameters:
+            continue
         written = _value_writes(value)
-        if written and name in parameters:
+        if written:
             given[name] = written
-    if not given:
+        if name in called and (read_after is None or key in read_after):
+            if carried:
+                _refuse_held_state(function, name, value, varied is None or key in varied,
+                                   filename, line)
+            held += [(parameters.index(name), name, *write) for write in _held_writes(value)]
+    written = written_given(Sharing, function, given, 0) if given else ()
+    refuse_arguments_written(function, written + tuple(held), bound, read_after, filename,
+                             line)
+
+
+def _refuse_held_state(function, parameter: str, value, value_varied: bool, filename: str,
+                       line: int) -> None:
+    """Raise TransformError where `value`, given to `function` for `parameter`, which it may
+    call, is a method (or a functools.partial of one) that changes its object: an attribute
+    set to a value made from its arguments (or from the object itself, where `value_varied`:
+    the method carries gradient), or a container's method that keeps what it is given."""
+    method = partial_target(value)
+    if may_keep_what_it_is_given(method, (0,)):
+        owner = type(method.__self__).__qualname__
+        raise TransformError(
+            f"autotrace cannot differentiate this call of {function.__qualname__}: it may call "
+            f"{owner}.{method.__name__}, given for {parameter!r}, which keeps what it is "
+            f"given in its {owner}, where autotrace, which does not follow it there, would "
+            f"lose its gradient; {FOLLOWED}", filename, line,
+            "call of a method that may keep its arguments")
+    method_function, bound = function_called(method)
+    own = None if bound is None else _parameters_called(method_function)[0]
+    if not own:
         return
-    found = Sharing.writes_into_parameters(parsed.node, parsed.location, parsed.namespace,
-                                           given=given)
-    written = tuple((parameters.index(parameter), parameter, what, parsed.location.filename,
-                     at, surely, items)
-                    for parameter, (what, at, surely, items) in found.items())
-    refuse_arguments_written(function, written, bound, read_after, filename, line)
+    # What the function called gives the method may carry gradient; its object may too.
+    found = state_write(method_function, set(own[1:]) | ({own[0]} if value_varied else set()),
+                        bound)
+    if found is not None:
+        changed, what, where, at = found
+        raise TransformError(
+            f"autotrace cannot differentiate this call of {function.__qualname__}: it may call "
+            f"{method_function.__qualname__}, given for {parameter!r}, which changes an "
+            f"attribute of {changed!r} ({what}, {where}, line {at}), and autotrace follows "
+            f"what a call returns, not what it changes in the objects it is given, so the "
+            f"gradient of that value would be lost; return the new value (or a new object) "
+            f"from the method instead, and assign it", filename, line,
+            "change of an attribute")
+
+
+def _held_writes(value) -> list:
+    """(what, file, line, surely, items) for each argument a functools.partial `value` holds
+    that the function it calls writes into in place."""
+    if not isinstance(value, functools.partial):
+        return []
+    held = 0
+    while isinstance(value, functools.partial):
+        held += len(value.args)
+        value = value.func
+    name = getattr(value, "__qualname__", None) or callable_name(value)
+    return [(f"{what} into the argument {parameter!r} of {name} that a functools.partial "
+             f"holds", where, at, True, 0)
+            for position, parameter, what, where, at, *_ in _value_writes(value)
+            if position < held]
 
 
 # It checks, and gives nothing: no gradient passes through it.
@@ -76,6 +161,9 @@ def _value_writes(value) -> tuple:
         value = value.func
     if inspect.ismethod(value):
         skipped, value = skipped + 1, value.__func__
+    if numpy_function_writes(value):  # (np.copyto)
+        return tuple((position - skipped, *rest) for position, *rest in
+                     numpy_function_writes(value) if position >= skipped)
     if not inspect.isfunction(value):
         return ()
     return tuple((position - skipped, *rest) for position, *rest in
@@ -83,12 +171,14 @@ def _value_writes(value) -> tuple:
 
 
 def guard_functions_given(body: list, returned: list, location, classify, helper,
-                          namespace: dict) -> None:
+                          namespace: dict, varied: set = frozenset(),
+                          active: set = frozenset()) -> None:
     """Put a `check_functions_given` before each call in `body` (A-normal form; `returned`:
     the return statements split off it) of a function of the user's that calls one of its
     parameters, given for it a value the source does not name (not a function or a list,
     tuple or dict of the module's). classify(func): what the callee `func` is
-    (transforms/analysis/calls.py); helper(name): the name generated code calls a helper by."""
+    (transforms/analysis/calls.py); helper(name): the name generated code calls a helper by;
+    varied: the names whose values carry gradient; active: those the derivative follows."""
     nodes = [n for statement in body + list(returned) for n in walk_scope(statement)]
     sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name)}
@@ -102,24 +192,23 @@ def guard_functions_given(body: list, returned: list, location, classify, helper
             if not isinstance(call, gast.Call) or any(
                     isinstance(a, gast.Starred) for a in call.args):
                 continue
-            resolved = classify(call.func)
-            called = _parameters_called(resolved.value) if resolved.kind == "user" else ()
-            if not any(_unnamed(argument, namespace) for argument in _arguments_for(
-                    call, resolved.value, called)):
+            if isinstance(call.func, gast.Name) and namespace.get(
+                    call.func.id) is apply_unpacked:  # f(*items), items known when it runs
+                checked = _unpacked_check(call, classify)
+            else:
+                checked = _check(call, classify, namespace, lambda: arguments_read_after(
+                    call, later.get(id(statement), set()), sources, loads), varied)
+            if checked is None:
                 continue
-            read_after = arguments_read_after(call, later.get(id(statement), set()), sources,
-                                              loads)
+            if isinstance(statement, gast.Assign) and isinstance(
+                    statement.targets[0], gast.Name) and statement.targets[0].id in active:
+                checked.append(gast.Constant(value=True, kind=None))  # (differentiated)
             guard = gast.Expr(value=gast.Call(
                 func=gast.Name(id=helper("check_functions_given"), ctx=gast.Load(),
                                annotation=None, type_comment=None),
-                args=[copy.deepcopy(call.func),
-                      gast.Tuple(elts=[_read_again(a) for a in call.args], ctx=gast.Load()),
-                      gast.Dict(keys=[gast.Constant(value=k.arg, kind=None)
-                                      for k in call.keywords],
-                                values=[_read_again(k.value) for k in call.keywords]),
-                      gast.Constant(value=location.filename, kind=None),
-                      gast.Constant(value=location.line_of(statement), kind=None),
-                      gast.Constant(value=read_after, kind=None)],
+                args=checked[:3] + [gast.Constant(value=location.filename, kind=None),
+                                    gast.Constant(value=location.line_of(statement), kind=None),
+                                    *checked[3:]],
                 keywords=[]))
             for node in walk(guard):
                 if "lineno" in node._attributes:
@@ -127,16 +216,65 @@ def guard_functions_given(body: list, returned: list, location, classify, helper
             block.insert(index, guard)
 
 
-def _parameters_called(function) -> frozenset:
+def _check(call, classify, namespace: dict, read_after, varied: set) -> list | None:
+    """check_functions_given's arguments but the file and line for `call`, a call of a
+    function of the user's that calls a parameter given a function the source does not name,
+    else None. read_after(): arguments_read_after's for the call."""
+    resolved = classify(call.func)
+    called = parameters_called(resolved.value) if resolved.kind == "user" else ()
+    if not any(_unnamed(argument, namespace) for argument in _arguments_for(
+            call, resolved.value, called)):
+        return None
+    return [copy.deepcopy(call.func),
+            gast.Tuple(elts=[_read_again(a) for a in call.args], ctx=gast.Load()),
+            gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in call.keywords],
+                      values=[_read_again(k.value) for k in call.keywords]),
+            gast.Constant(value=read_after(), kind=None),
+            gast.Constant(value=varied_arguments(call, varied), kind=None)]
+
+
+def _unpacked_check(call, classify) -> list | None:
+    """_check's list for `apply_unpacked(f, arguments, keywords, ...)`, a call of a function
+    of the user's that calls one of its parameters, whose arguments (`f(*items)`) are known
+    only when it runs: any may be read after it, and carry gradient."""
+    function, arguments, keywords = (call.args + [None] * 3)[:3]
+    if not all(isinstance(a, gast.Name) for a in (function, arguments, keywords)):
+        return None
+    resolved = classify(function)
+    if resolved.kind != "user" or not parameters_called(resolved.value):
+        return None
+    return [copy.deepcopy(function), copy.deepcopy(arguments), copy.deepcopy(keywords),
+            gast.Constant(value=None, kind=None), gast.Constant(value=None, kind=None)]
+
+
+def parameters_called(function) -> frozenset:
     """The parameters of the Python function `function` that it may call: by name, as an item
-    (`fns[0](...)`), or through a name bound to one (`g = fn`, `for fn in fns`)."""
-    if not inspect.isfunction(function):
-        return frozenset()
+    (`fns[0](...)`), or through a name bound to one (`g = fn`, `for fn in fns`); or that it
+    hands on to a function it calls, which may call it."""
+    return _parameters_called(function)[1] if inspect.isfunction(function) else frozenset()
+
+
+def _parameters_called(function) -> tuple:
+    """(the parameters of the Python function `function`, those of them it may call:
+    parameters_called), or (None, frozenset()) where its source cannot be read. Read once
+    per function (generated code asks on every call)."""
+    known = made_from(function, _PARAMETERS_CALLED)
+    if "called" not in known:
+        known["called"] = (None, frozenset())  # (while it is read: a recursive call, unknown)
+        known["called"] = _read_parameters_called(function)
+    return known["called"]
+
+
+def _read_parameters_called(function) -> tuple:
     try:
-        node = parse_function(function).node
+        parsed = parse_function(function)
     except Exception:  # noqa: BLE001 - no source: not read
-        return frozenset()
-    parameters = set(parameter_names(node))
+        return None, frozenset()
+    node = parsed.node
+    names = parameter_names(node)
+    local = {n.id for n in walk(node) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Store)} | set(names)
+    parameters = set(names)
     from_parameter = {}  # a name bound from a parameter -> that parameter
     for statement in walk(node):
         if isinstance(statement, gast.Assign) and isinstance(statement.value, gast.Name):
@@ -156,9 +294,48 @@ def _parameters_called(function) -> frozenset:
             func = call.func
             while isinstance(func, gast.Subscript):
                 func = func.value
-            if isinstance(func, gast.Name) and func.id in parameters | set(from_parameter):
-                called.add(from_parameter.get(func.id, func.id))
-    return frozenset(called)
+            # Called, or handed on to a function that may call it.
+            handed = [(func, None)] + [(a, i) for i, a in enumerate(call.args)] + [
+                (k.value, k.arg) for k in call.keywords]
+            for name, key in handed:
+                name = name.value if isinstance(name, gast.Starred) else name
+                if isinstance(name, gast.Name) and name.id in parameters | set(
+                        from_parameter) and (name is func or _may_call(
+                            call, key, parsed.namespace, local)):
+                    called.add(from_parameter.get(name.id, name.id))
+    return names, frozenset(called)
+
+
+# Functions of Python's and NumPy's that call a function they are given.
+_CALLING = frozenset({"map", "filter", "sorted", "min", "max", "reduce", "partial",
+                      "apply_along_axis", "apply_over_axes", "vectorize", "frompyfunc",
+                      "piecewise"})
+
+
+def _may_call(call, key, namespace: dict, local: set) -> bool:
+    """Whether the callee of `call` may call (or keep, and call later) its argument `key` (a
+    position or a keyword): a function of the user's where it calls, or hands on, the
+    parameter given it; Python's and NumPy's functions only where they call a function they
+    are given (map, np.vectorize); any other callable, or one the source does not name."""
+    func = call.func
+    if isinstance(func, gast.Name) and func.id in local:
+        return True
+    callee = resolve(func, namespace)
+    first = 0
+    if inspect.ismethod(callee):
+        callee, first = callee.__func__, 1
+    if inspect.isfunction(callee) and not (callee.__module__ or "").startswith("autotrace"):
+        parameters, called = _parameters_called(callee)
+        if parameters is None or any(isinstance(a, gast.Starred) for a in call.args):
+            return parameters is None or bool(called)
+        name = parameters[key + first] if isinstance(key, int) and key + first < len(
+            parameters) else key
+        return name in called or name not in parameters and bool(called)  # (**options)
+    module = (getattr(callee, "__module__", None) or "").split(".")[0].lstrip("_")
+    if callee is not MISSING and module in ("builtins", "numpy", "functools") or isinstance(
+            callee, np.ufunc):
+        return getattr(callee, "__name__", None) in _CALLING
+    return True
 
 
 def _arguments_for(call, function, called) -> list:

@@ -7,7 +7,9 @@ refuses the call where it reads `buf` afterwards, as it refuses the direct call.
 handed on again (`apply1(fn, b)` calling `apply2(fn, b)`) is followed the same way.
 
 These are methods of aliases.Sharing, mixed in from here; `given_functions` (parameter ->
-the writes of the function its argument is) is set where a function called is read.
+the writes of the function its argument is) is set where a function called is read. What a
+function called writes, given such functions, is read once per set of them (`written_given`);
+past _DEEPEST_HANDED_ON calls, it is taken to write into every other argument.
 """
 from __future__ import annotations
 
@@ -17,15 +19,20 @@ import inspect
 
 import gast
 
-from .argument_writes import parameter_names
+from .argument_writes import numpy_function_writes, parameter_names
 from .call_results import python_callee
 from ..codegen.codegen import to_source
 from ..codegen.naming import walk_scope
+from ..front.function_caches import made_from
 from ..front.parsing import parse_function, resolve
 
 # Functions handed on are followed this many calls deep (a function handing itself its own
-# argument again, recursively, stops there).
+# argument again, recursively, stops there): past it, the function called may write into any
+# argument it is given beside them.
 _DEEPEST_HANDED_ON = 6
+# What a function called writes into its arguments, given functions that write into theirs:
+# kept on it (its source is what it runs), keyed by the functions given and the depth.
+_WRITTEN_GIVEN = "__autotrace_written_given__"
 
 
 class GivenFunctions:
@@ -108,6 +115,8 @@ class GivenFunctions:
         if isinstance(argument, gast.Name) and argument.id in self.locals:
             return ()
         held = resolve(argument, self.namespace)
+        if numpy_function_writes(held):  # (np.copyto)
+            return numpy_function_writes(held)
         if isinstance(held, dict):
             held = list(held.values())
         if not isinstance(held, (list, tuple)):
@@ -137,8 +146,7 @@ class GivenFunctions:
         """parameter of the function `node` calls (`parameters`, `before` of them given by
         no argument: a method's object) -> the writes of the function given for it, for each
         argument that is a function writing into one of its arguments."""
-        if self.depth >= _DEEPEST_HANDED_ON or any(
-                isinstance(a, gast.Starred) for a in node.args):
+        if any(isinstance(a, gast.Starred) for a in node.args):
             return {}
         given = {}
         for position, argument in enumerate(node.args):
@@ -164,7 +172,7 @@ class GivenFunctions:
         given = self.functions_given(node, parameter_names(parsed.node), before)
         if not given:
             return self.parameters_written(callee)
-        return self._written(parsed.node, parsed.location, parsed.namespace, given, None)
+        return written_given(type(self), callee, given, self.depth)
 
     def local_writes(self, node, local) -> list:
         """local_parameters_written for the call `node` of the function `local` defined here,
@@ -173,7 +181,8 @@ class GivenFunctions:
         given = self.functions_given(node, parameter_names(function), 0)
         if not given:
             return self.local_parameters_written(local)
-        return list(self._written(function, self.location, self.namespace, given, self))
+        return list(_written(type(self), function, self.location, self.namespace, given, self,
+                             self.depth))
 
     def call_of_given_function(self, node) -> None:
         """Refuse (or, where a function called is read, note) the call `node` of a parameter
@@ -190,13 +199,37 @@ class GivenFunctions:
             if func.id == parameter or ("argument", parameter) in reached:
                 self.refuse_parameters_written(node, written, 0, _text(node.func))
 
-    def _written(self, function, location, namespace, given: dict, enclosing) -> tuple:
-        parameters = parameter_names(function)
-        found = self.writes_into_parameters(function, location, namespace, enclosing=enclosing,
-                                            given=given, depth=self.depth + 1)
-        return tuple((parameters.index(parameter), parameter, what, location.filename, line,
-                      surely, items)
-                     for parameter, (what, line, surely, items) in found.items())
+
+def written_given(sharing, callee, given: dict, depth: int) -> tuple:
+    """parameters_written's tuples for the Python function `callee`, read by the analysis
+    `sharing` (aliases.Sharing) `depth` calls deep, with its parameters `given` (parameter ->
+    parameters_written's tuples) standing for functions that write so. Read once per set of
+    functions given and depth, and kept on the function (its source is what it runs): a
+    chain of helpers handing the same functions on is read once, not once per call."""
+    key = (sharing, tuple(sorted(given.items())), depth)
+    known = made_from(callee, _WRITTEN_GIVEN)
+    if key not in known:
+        parsed = parse_function(callee)
+        known[key] = _written(sharing, parsed.node, parsed.location, parsed.namespace, given,
+                              None, depth)
+    return known[key]
+
+
+def _written(sharing, function, location, namespace, given: dict, enclosing,
+             depth: int) -> tuple:
+    parameters = parameter_names(function)
+    if depth >= _DEEPEST_HANDED_ON:
+        # Not read further: a function given may write into any other argument.
+        line = location.line_of(function)
+        return tuple((position, parameter, f"a function handed on more than "
+                      f"{_DEEPEST_HANDED_ON} calls deep", location.filename, line, True, 0)
+                     for position, parameter in enumerate(parameters)
+                     if parameter not in given)
+    found = sharing.writes_into_parameters(function, location, namespace, enclosing=enclosing,
+                                           given=given, depth=depth + 1)
+    return tuple((parameters.index(parameter), parameter, what, location.filename, line,
+                  surely, items)
+                 for parameter, (what, line, surely, items) in found.items())
 
 
 def as_function(definition) -> gast.FunctionDef:

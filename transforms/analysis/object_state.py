@@ -32,7 +32,7 @@ from .aliases import Sharing
 from .liveness import live_after
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
                              UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
-                             keeps_nothing, partial_target)
+                             keeps_nothing, partial_target, through_partials)
 from .argument_writes import (CONTAINER_WRITES, arguments_read_after, parameter_names,
                               refuse_arguments_written, write_text)
 from ..errors import TransformError
@@ -75,6 +75,7 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
             f"{type(owner).__qualname__} objects may keep what they are given, where "
             f"autotrace, which does not read that method, would lose its gradient; {FOLLOWED}",
             filename, line, "call of a method that may keep its arguments")
+    callee, varied, read_after = through_partials(callee, varied, read_after)
     function, bound = function_called(callee)
     if function is None:
         return
@@ -402,7 +403,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                     not isinstance(statement.targets[0], gast.Name)
                     or statement.targets[0].id in active):
                 continue
-            which = _varied_arguments(call, varied)
+            which = varied_arguments(call, varied)
             if not which or _of_an_object_followed(call, active, assigned, aliases, namespace):
                 continue
             resolved = classify(call.func)
@@ -573,7 +574,7 @@ def _storing_method(node, sources: dict) -> bool:
     return isinstance(node, gast.Attribute) and node.attr in STORING_METHODS
 
 
-def _varied_arguments(call, varied: set) -> tuple:
+def varied_arguments(call, varied: set) -> tuple:
     """Which arguments of `call` depend on the names `varied` (see check_state_writes), and
     "<callee>" where the callable called does."""
     which = tuple(i for i, a in enumerate(call.args) if _reads(a) & varied)

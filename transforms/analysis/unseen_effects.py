@@ -43,6 +43,25 @@ def partial_target(callee):
     return callee
 
 
+def through_partials(callee, varied: tuple, read_after: tuple | None) -> tuple:
+    """(the callable a functools.partial `callee` calls in the end, `varied` and `read_after`
+    for that callable's arguments): those the partials hold come first, counted as carrying
+    gradient and as read after the call (which may read them through another name); any
+    other callee as it is."""
+    held, keywords = 0, ()
+    while isinstance(callee, functools.partial):
+        held += len(callee.args)
+        keywords += tuple(callee.keywords)
+        callee = callee.func
+    if not held and not keywords:
+        return callee, varied, read_after
+
+    def shifted(which):
+        return tuple(range(held)) + keywords + tuple(
+            w + held if isinstance(w, int) else w for w in which)
+    return callee, shifted(varied), None if read_after is None else shifted(read_after)
+
+
 def has_unseen_effect(callee, varied: tuple) -> bool:
     """Whether `callee` (through functools.partial) has no rule and no source autotrace reads,
     and is given a value carrying gradient: a builtin, a method of a C object other than an

@@ -477,7 +477,7 @@ def activity(unit: Unit) -> None:
     check_calls(body, location, varied, active, lambda func: classify(func, namespace),
                 unit.context.helper, namespace, returned)
     guard_functions_given(body, returned, location, lambda func: classify(func, namespace),
-                          unit.context.helper, namespace)
+                          unit.context.helper, namespace, varied, active)
     guard_reduced_calls(body, location, varied, active, lambda func: classify(func, namespace),
                         unit.context.helper, local_names, namespace)
     check_partials(body + returned, location, namespace, active_with, is_constant)
