@@ -42,6 +42,9 @@ _CONTAINER_MAKERS = {list, tuple, dict, set, frozenset, sorted, reversed, zip, e
 class CallSharing(GivenFunctions):
     """Mixed into aliases.Sharing: what calls share (see the module docstring)."""
 
+    # An own function of autotrace's, read for what it returns, not for what its calls write
+    returns_only = False  # (they reach `re`'s compiler: tracing `autotrace.forward(f)(x)` 13 s)
+
     def call(self, node) -> set:
         func = node.func
         arguments = [self.value(a) for a in node.args + [k.value for k in node.keywords]]
@@ -209,8 +212,7 @@ class CallSharing(GivenFunctions):
             # accumulate_item, ...) are read once per kind of reading and depth, and kept on
             # the function: their source and their module's names do not change. A user's
             # function is read again by each analysis, as what its names hold may change.
-            kept = (made_from(callee, _RETURNED) if (callee.__module__ or "").startswith(
-                "autotrace.") else {})
+            kept = made_from(callee, _RETURNED) if _own(callee) else {}
             key = (type(self), self.depth)
             if key not in kept:
                 kept[key] = self._read_returned_parameters(callee)
@@ -223,6 +225,7 @@ class CallSharing(GivenFunctions):
             parsed = parse_function(callee)
             sharing = type(self)(parsed.node, parsed.location, parsed.namespace,
                                self.depth + 1, self.returns)
+            sharing.returns_only = _own(callee)
             sharing.block(parsed.node.body)
         except Exception:  # noqa: BLE001 - no source, or its own writes refused
             return None
@@ -233,6 +236,8 @@ class CallSharing(GivenFunctions):
     def writes_by_callee(self, node) -> None:
         """Refuse a call of a function that writes into its argument, which autotrace does
         not follow into the caller, where the argument's memory is read afterwards."""
+        if self.returns_only:
+            return
         callee, before = python_callee(node.func, self.locals, self.namespace)
         if callee is None:
             return
@@ -448,9 +453,12 @@ class CallSharing(GivenFunctions):
                 (parameters.index(parameter), parameter, what, parsed.location.filename, line,
                  surely, items) for parameter, (what, line, surely, items) in
                 cls.writes_into_parameters(
-                    parsed.node, parsed.location, parsed.namespace, read=not (
-                        callee.__module__ or "").startswith("autotrace.")).items())
+                    parsed.node, parsed.location, parsed.namespace, read=not _own(callee)).items())
         return made[cls]
+
+
+def _own(function) -> bool:  # whether `function` is one of autotrace's own
+    return (function.__module__ or "").startswith("autotrace.")
 
 
 class CalledWith(collections.namedtuple("CalledWith", "argument items")):
