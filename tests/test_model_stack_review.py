@@ -58,7 +58,8 @@ def test_traced_embedding_gradient_refuses_an_index_out_of_range():
     (rows, variable), = gradient(np.array([1, 3]))
     assert variable is embedding.embeddings
     np.testing.assert_array_equal(rows, expected)
-    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 5"):
+    with pytest.raises(IndexError, match=r"argument `inputs` must be in \[0, 5\) \(input_dim\), "
+                                         r"got values from 7 to 7"):
         gradient(np.array([7]))
 
 

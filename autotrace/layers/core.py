@@ -9,6 +9,8 @@ from autotrace.layers.base import (
     _DATA_FORMATS, _FEATURES, Layer, _choice, _positive_int, takes_keyword,
 )
 from autotrace.nn import get_activation
+from autotrace.runtime.primitives.int_checks import IndexRangeError
+from autotrace.runtime.primitives.registry import bind
 from autotrace.runtime.tracing.tracer import Tracer
 from autotrace.transforms.rules.core import constant
 
@@ -180,15 +182,26 @@ class Embedding(Layer):
         if dtype.kind not in "iu":
             raise TypeError(f"Embedding {self.name!r}: argument `inputs` must hold integer "
                             f"indices, got dtype {dtype}")
-        if not isinstance(inputs, Tracer) and np.size(inputs) and not (
-                0 <= np.min(inputs) and np.max(inputs) < self.input_dim):
-            raise ValueError(f"Embedding {self.name!r}: argument `inputs` must be in "
-                             f"[0, {self.input_dim}) (input_dim), got values from "
-                             f"{np.min(inputs)} to {np.max(inputs)}")
+        if not isinstance(inputs, Tracer):
+            self._in_range(inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs):
-        return np.take(self.compute(self.embeddings), inputs, axis=0)
+        return np.take(self.compute(self.embeddings), self._in_range(inputs), axis=0)
+
+    def _in_range(self, indices):
+        """`indices`, checked to be rows of the table: np.take would read a negative one from
+        the end. Traced, the check is an op of the graph, which the lookup (and its gradient,
+        which may not need the lookup's value) reads the indices from."""
+        name = repr(self.name).replace("{", "{{").replace("}", "}}")
+        message = (f"Embedding {name}: argument `inputs` must be in [0, {self.input_dim}) "
+                   f"(input_dim), got values from {{}} to {{}}")
+        if isinstance(indices, Tracer):
+            return bind("index_range", indices, high=self.input_dim, message=message)
+        if np.size(indices) and not (0 <= np.min(indices) and
+                                     np.max(indices) < self.input_dim):
+            raise IndexRangeError(message.format(np.min(indices), np.max(indices)))
+        return indices
 
     def compute_mask(self, inputs, mask=None):
         """`inputs != 0` with mask_zero=True (padding at index 0), else None."""

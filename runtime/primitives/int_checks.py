@@ -87,3 +87,33 @@ def fitting_int(value, dtype):
     site = code_site()
     return bind("python_int", value, outside, dtype=str(np.dtype(dtype)),
                 site="<unknown>" if site is None else f'File "{site[0]}", line {site[1]}')
+
+
+class IndexRangeError(IndexError, ValueError):
+    """An index outside the range a lookup takes: an IndexError, as NumPy's for an index past
+    the end, and a ValueError, as a wrong value of an argument."""
+
+
+# `index_range`: integer indices, checked to lie in [0, high) when the graph runs, for a lookup
+# that NumPy would otherwise read from the end for a negative index (Embedding's rows). The
+# message is a template for str.format given the smallest and the largest index.
+def _index_range(indices, high, message):
+    if np.size(indices) and not (0 <= np.min(indices) and np.max(indices) < high):
+        raise IndexRangeError(message.format(np.min(indices), np.max(indices)))
+    return indices[()] if np.ndim(indices) == 0 else np.copy(indices)
+
+
+def _index_range_statements(outputs, args, attrs):
+    indices, out = args[0], outputs[0]
+    return [f"if np.size({indices}) and not (0 <= np.min({indices}) and "
+            f"np.max({indices}) < {attrs['high']!r}):",
+            f"    raise IndexRangeError({attrs['message']!r}.format(np.min({indices}), "
+            f"np.max({indices})))",
+            f"{out} = {indices}[()] if np.ndim({indices}) == 0 else np.copy({indices})"]
+
+
+register(Primitive("index_range", _index_range,
+                   lambda indices, high, message: indices,
+                   globals=lambda attrs: {"IndexRangeError": IndexRangeError},
+                   statements=_index_range_statements,
+                   batching=lambda call: call.bind(call.with_batch(0))))
