@@ -214,13 +214,37 @@ class Optimizer:
             >>> SGD(0.25).minimize(lambda: w * w)      # gradient 6: w becomes 1.5
             9.0
         """
+        if var_list is not None:
+            var_list = self._checked_var_list(var_list)
         loss, grads_and_vars = implicit_value_and_grad(loss_fn)()
         if var_list is not None:
             wanted = {variable.ref() for variable in var_list}
             grads_and_vars = [(gradient, variable) for gradient, variable in grads_and_vars
                               if variable.ref() in wanted]
+            if not grads_and_vars:
+                names = [variable.name for variable in var_list]
+                raise ValueError(f"{self.name}.minimize: the loss reads none of the Variables "
+                                 f"of var_list ({names}), so there is no gradient to apply; "
+                                 f"pass the Variables the loss reads, or leave var_list out "
+                                 f"for all of them")
         self.apply_gradients(grads_and_vars)
         return loss
+
+    def _checked_var_list(self, var_list) -> list:
+        """var_list as a list of trainable Variables, else an error saying which is not: its
+        gradient is never taken, and leaving it as it is would hide that."""
+        var_list = list(var_list)
+        for position, variable in enumerate(var_list):
+            if not isinstance(variable, Variable):
+                raise TypeError(f"{self.name}.minimize: item {position} of var_list is not a "
+                                f"Variable: {variable!r}")
+            if not variable.trainable:
+                raise ValueError(
+                    f"{self.name}.minimize: Variable {variable.name!r} of var_list is not "
+                    f"trainable (trainable=False), so no gradient is taken for it; make it "
+                    f"trainable (Variable(..., trainable=True)) to train it, or leave it out of "
+                    f"var_list")
+        return var_list
 
     def _checked_pairs(self, grads_and_vars) -> list:
         pairs, skipped = [], []
