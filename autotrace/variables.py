@@ -176,12 +176,12 @@ class Variable(StateCell):
     def assign_add(self, delta):
         """`assign(value + delta)`; delta has the Variable's shape, or is a scalar. Returns
         the Variable."""
-        return self.assign(self.read() + self._checked(delta, "assign_add"))
+        return self.assign(self.read(updating=True) + self._checked(delta, "assign_add"))
 
     def assign_sub(self, delta):
         """`assign(value - delta)`; delta has the Variable's shape, or is a scalar. Returns
         the Variable."""
-        return self.assign(self.read() - self._checked(delta, "assign_sub"))
+        return self.assign(self.read(updating=True) - self._checked(delta, "assign_sub"))
 
     def _checked(self, value, verb: str):
         """`value` (a list or tuple as an array) if `verb` may take it: numbers of the

@@ -84,11 +84,13 @@ class StateCell:
     def trainable(self, value) -> None:
         self._trainable = bool(value)
 
-    def read(self):
-        """The current value: an array, or while tracing, the graph value that stands for it."""
+    def read(self, updating: bool = False):
+        """The current value: an array, or while tracing, the graph value that stands for it.
+        `updating`: the read of an update of the cell from its own value (assign_add), which
+        an adjoint sweep never reads again: not a read before the write (see Epoch.read)."""
         sink = current_sink()
         if sink is not None:
-            held = sink.epochs[-1].read(self)
+            held = sink.epochs[-1].read(self, updating)
             if held is not None:
                 return held[1]
         scope = current_scope()
@@ -238,11 +240,12 @@ class Epoch:
         self.read_before_write: set[int] = set()
         self.read_after_write: set[int] = set()
 
-    def read(self, cell: StateCell):
-        """(cell, value) for a cell this run sees a held-back value of; None for its own."""
+    def read(self, cell: StateCell, updating: bool = False):
+        """(cell, value) for a cell this run sees a held-back value of; None for its own.
+        A read `updating` the cell (assign_add's) is not noted as a read of the forward pass."""
         key = id(cell)
         written = self.writes.get(key)
-        if not self.forward_done:
+        if not (self.forward_done or updating):
             (self.read_before_write if written is None else self.read_after_write).add(key)
         elif written is not None and key in self.read_before_write:
             if key in self.read_after_write:
@@ -250,7 +253,9 @@ class Epoch:
                     f"{cell.state_label()} is read both before and after it is assigned in "
                     "a function implicit_grad differentiates, and that function's adjoint "
                     "sweep reads it again, so it cannot tell which value to use; read it once "
-                    "into a name and use that name, before or after the assignment")
+                    "into a name and use that name, before or after the assignment (to update "
+                    "it from its own value, `assign_add` or `assign_sub` reads it for the "
+                    "update only: `v.assign_add(d)`, not `v.assign(v + d)`)")
             written = None  # the forward pass read it only before writing it
         return written if written is not None else self.before.get(key)
 

@@ -356,7 +356,9 @@ def test_a_variable_read_before_and_after_its_assignment_and_in_the_adjoint_is_a
             "Variable 'twice_read' is read both before and after it is assigned in a function "
             "implicit_grad differentiates, and that function's adjoint sweep reads it again, "
             "so it cannot tell which value to use; read it once into a name and use that "
-            "name, before or after the assignment")):
+            "name, before or after the assignment (to update it from its own value, "
+            "`assign_add` or `assign_sub` reads it for the update only: `v.assign_add(d)`, "
+            "not `v.assign(v + d)`)")):
         autotrace.implicit_grad(loss)(np.ones(2))
     np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])  # nothing was half done
 

@@ -91,3 +91,43 @@ def test_minimize_with_a_var_list_the_loss_does_not_read():
     optimizer.minimize(lambda: np.sum(w ** 2 + v), var_list=[v])  # d/dv = 1
     np.testing.assert_allclose(v.numpy(), [0.9, 0.9])
     np.testing.assert_array_equal(w.numpy(), [1.0, 1.0])
+
+
+def _finite_difference(function, value, step=1e-6):
+    return (function(value + step) - function(value - step)) / (2 * step)
+
+
+@pytest.mark.parametrize("verb, delta", [("assign_add", 0.5), ("assign_sub", -0.5)])
+@pytest.mark.parametrize("trainable", [False, True])
+@pytest.mark.parametrize("traced", [False, True])
+def test_a_variable_read_after_assign_add_in_an_implicit_gradient(verb, delta, trainable,
+                                                                   traced):
+    # the read sees the new value; its gradient (to w, and to c where it is trainable, as
+    # GradientTape sends it) is that of the loss with c's new value put in by hand
+    c = at.Variable(1.0, name="c", trainable=trainable)
+    w = at.Variable(0.7, name="w")
+    x = 1.5
+
+    def loss(x):
+        getattr(c, verb)(0.5)
+        return np.sin(w * c) * x
+
+    def by_hand(w_value, c_value):
+        return np.sin(w_value * c_value) * x
+
+    function = at.implicit_value_and_grad(loss)
+    if traced:
+        function = at.function(function)
+    for step in range(2):  # the second call starts from the value the first one left
+        old = 1.0 + step * delta
+        value, grads = function(x)
+        new = old + delta
+        assert c.numpy() == new
+        np.testing.assert_allclose(value, by_hand(0.7, new), rtol=1e-12)
+        gradients = {variable.name: gradient for gradient, variable in grads}
+        assert sorted(gradients) == (["c", "w"] if trainable else ["w"])
+        np.testing.assert_allclose(
+            gradients["w"], _finite_difference(lambda w: by_hand(w, new), 0.7), rtol=1e-7)
+        if trainable:
+            np.testing.assert_allclose(
+                gradients["c"], _finite_difference(lambda c: by_hand(0.7, c), new), rtol=1e-7)
