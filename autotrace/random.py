@@ -68,7 +68,8 @@ class Generator:
 constant(Generator.uniform, Generator.normal)  # draws carry no gradient
 # (a Jacobian's runs, and a derivative's runs again of a call, draw what the first drew)
 random_source(Generator, lambda generator: generator.key.read(),
-              lambda generator, key: generator.key.assign(key))
+              lambda generator, key: generator.key.assign(key),
+              lambda generator: (generator.key,))
 
 _default: dict = {}  # device name -> that device's default generator
 _default_seed: list = []  # the seed set_seed gave, for generators of devices seen later

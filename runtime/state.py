@@ -103,7 +103,7 @@ class StateCell:
         if sink is not None:
             sink.epochs[-1].writes[id(self)] = (self, value)
             return
-        if _inside_reverse_derivative():
+        if _inside_reverse_derivative() and not replaying(self):
             raise StateError(
                 f"{self.state_label()} is assigned inside a function that autotrace.grad "
                 "differentiates: its adjoint sweep runs the forward pass of the functions it "
@@ -215,6 +215,21 @@ class ThreadStack:
 
 _scopes = ThreadStack()  # the traces in progress in this thread, innermost last
 _sinks = ThreadStack()  # the gradient sinks open in this thread, innermost last
+# the cells of the random sources a derivative's run again of a call draws from, set back to
+# their states before the call (runtime/derivatives/random_states.py `same_draws`), innermost
+# last: their writes draw again what the call drew, and are undone after
+_replays = ThreadStack()
+
+
+def replays(cells):
+    """Within it, writes to `cells` inside a reverse derivative replay a call's draws."""
+    return _replays.pushed(frozenset(id(cell) for cell in cells))
+
+
+def replaying(cell: StateCell) -> bool:
+    """Whether writes to `cell` replay a call's draws now (see `replays`)."""
+    replayed = _replays.top()
+    return replayed is not None and id(cell) in replayed
 
 
 def current_scope() -> CaptureScope | None:

@@ -20,6 +20,7 @@ import numpy as np
 from ..runtime.derivatives import structure as structure
 from ..runtime.derivatives.objects import (is_dataclass_instance, is_plain_object,
                                            recomputed_call)
+from ..runtime.derivatives.random_states import random_states, same_draws
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
@@ -319,11 +320,15 @@ def vjp_start(func, args, kwargs, wrt):
 
 def _called_whole(func, args, kwargs, wrt, conversion):
     """The call, then vjp_call's gradients; converted for tracing as vjp_start was called
-    (a generator runs after the call that made it returned)."""
+    (a generator runs after the call that made it returned). vjp_call runs the call again:
+    from the random states it began with, so that it draws what the call drew (a Dropout
+    layer's mask)."""
+    states = random_states(func, args, kwargs)
     gradient = yield (func if conversion is None else conversion(func))(*args, **kwargs)
     token = derivative_conversion.set(conversion)
     try:
-        return vjp_call(func, args, kwargs, gradient, wrt)
+        with same_draws(states):
+            return vjp_call(func, args, kwargs, gradient, wrt)
     finally:
         derivative_conversion.reset(token)
 

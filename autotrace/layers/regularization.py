@@ -20,7 +20,9 @@ class Dropout(Layer):
     cached traced step (the generator's key is a Variable the graph advances). Take gradients
     through `training=True` with `autotrace.implicit_grad`: it holds the key's update back until
     the gradient is done, so the adjoint sweep's recomputation of the layer draws the same
-    mask. Under plain `autotrace.grad` the draw is an error that says so.
+    mask. Under plain `autotrace.grad` run eagerly the draw is an error that says so; traced
+    (`autotrace.function(autotrace.grad(f))`) and in Hessians, a recomputation of the layer's
+    call starts from the key the call began with, and draws the same mask.
 
     Examples:
         >>> layer = Dropout(0.5, seed=0)

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..errors import TracingError
 from ..primitives.registry import is_traced
+from ..state import replays
 
 # Names that make a generator afresh: a call that makes one draws numbers no state here holds.
 FRESH_SOURCES = frozenset({
@@ -79,6 +80,8 @@ RANDOM_SOURCES = (np.random.Generator, np.random.RandomState, np.random.BitGener
 # Other kinds of random source, registered where they are defined (autotrace.random's
 # Generator): the kind -> (the function that reads a source's state, the one that sets it).
 SOURCE_KINDS: dict = {}
+# The kind -> the function giving the state cells of a source of that kind (its key Variable).
+SOURCE_CELLS: dict = {}
 # The package of traced values, whose attributes reach the whole graph being traced.
 TRACING = __name__.rsplit(".", 2)[0] + ".tracing"
 LIMIT = 5000  # values looked at, past which the states are unsure
@@ -101,10 +104,13 @@ class RandomStates:
 NONE_DRAWN = RandomStates([], True)  # a call's that can draw nothing (read only)
 
 
-def random_source(kind: type, state_of, set_state) -> None:
+def random_source(kind: type, state_of, set_state, cells=None) -> None:
     """Register `kind` as a random source: state_of(source) reads the state it draws from,
-    set_state(source, state) puts one back."""
+    set_state(source, state) puts one back; cells(source), where given, the state cells (an
+    autotrace.Variable) that hold the state, which a run again may write (`same_draws`)."""
     SOURCE_KINDS[kind] = (state_of, set_state)
+    if cells is not None:
+        SOURCE_CELLS[kind] = cells
 
 
 def drawing_module(module: str, sources) -> None:
@@ -145,14 +151,19 @@ def same_draws(states: RandomStates | None):
     if states is None or not states.sources:
         yield
         return
-    now = [_state_of(source) for source in states.sources]
-    for source, state in zip(states.sources, states.states):
-        _set_state(source, state)
-    try:
-        yield
-    finally:
-        for source, state in zip(states.sources, now):
-            _set_state(source, state)
+    cells = [cell for source in states.sources if type(source) in SOURCE_CELLS
+             for cell in SOURCE_CELLS[type(source)](source)]
+    with replays(cells):  # (inside a reverse derivative too: they are set back after)
+        now = [_state_of(source) for source in states.sources]
+        for source, state, current in zip(states.sources, states.states, now):
+            if state is not current:  # (a source that drew nothing is left alone)
+                _set_state(source, state)
+        try:
+            yield
+        finally:
+            for source, state in zip(states.sources, now):
+                if _state_of(source) is not state:
+                    _set_state(source, state)
 
 
 class OtherDrawsError(ValueError, TracingError):
