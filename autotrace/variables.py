@@ -24,7 +24,7 @@ import numpy as np
 
 from autotrace.placement import placed
 from autotrace.runtime.devices import DeviceError, device_of, is_gpu_array, to_device
-from autotrace.runtime.state import StateCell, StateError, current_scope
+from autotrace.runtime.state import StateCell, StateError, current_scope, owned
 from autotrace.runtime.derivatives.structure import array_module
 from autotrace.runtime.python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS,
                                                UNARY_OPERATORS)
@@ -91,6 +91,10 @@ def _initial_array(value, dtype, name: str):
 class Variable(StateCell):
     """Mutable, named array state.
 
+    It changes by `assign`, `assign_add` and `assign_sub` only: the NumPy array it holds is
+    read-only, and so are the views it hands out (`np.asarray(v)`, `v.value()`, `v[1:]`),
+    which NumPy refuses to write; `v.numpy()` is a copy, to write freely.
+
     Arguments:
         initial_value: an array, a number, a nested list, or a function of no arguments that
             returns one (called once, now).
@@ -139,7 +143,7 @@ class Variable(StateCell):
     def _move_to(self, device: str) -> None:
         """Keep the value on `device` from now on (an optimizer's own state follows the
         Variables it updates). Not inside a traced function that has read it already."""
-        self._value = to_device(self._value, device)
+        self._value = owned(to_device(self._value, device))
 
     def value(self):
         """The current value (the array itself; while tracing, the traced value)."""

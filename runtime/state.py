@@ -69,7 +69,7 @@ class StateCell:
     _trainable = False
 
     def __init__(self, value):
-        self._value = value
+        self._value = owned(value)
 
     @property
     def trainable(self) -> bool:
@@ -112,12 +112,21 @@ class StateCell:
                 "which hold assignments back until the gradient is done")
         scope = current_scope()
         if scope is None:
-            self._value = value
+            self._value = owned(value)
         else:
             scope.write(self, value)
 
     def state_label(self) -> str:
         return type(self).__name__
+
+
+def owned(value):
+    """`value`, an array that a cell now holds alone, made read-only where it is NumPy's: what
+    the cell hands out (`np.asarray(v)`, `v[1:]`, `v.reshape(...)`) is its memory, and a write
+    into that would change the cell behind its writes, and the values handed out before."""
+    if isinstance(value, np.ndarray) and value.flags.writeable:
+        value.flags.writeable = False
+    return value
 
 
 def read_cells(value):

@@ -131,3 +131,119 @@ def test_a_variable_read_after_assign_add_in_an_implicit_gradient(verb, delta, t
         if trainable:
             np.testing.assert_allclose(
                 gradients["c"], _finite_difference(lambda c: by_hand(0.7, c), new), rtol=1e-7)
+
+
+class _Holder:
+    def __init__(self, seed):
+        self.dropout = layers.Dropout(0.5, seed=seed)
+
+
+def _dropout_loss(seed):
+    holders = [_Holder(seed)]
+
+    def loss(x):
+        return np.sum(np.tanh(holders[0].dropout(x, training=True)) ** 2)
+    return loss, holders[0].dropout.generator.key
+
+
+def _kept(seed, shape):
+    # the mask of the first draw of a Dropout(0.5) layer seeded `seed`
+    from autotrace.runtime.primitives.keyed_random import draw
+    return draw(np.uint64(seed), shape, np.float64, "uniform") >= 0.5
+
+
+_X = np.array([0.3, -0.2, 0.5, 0.8, 0.1, 0.9, -0.4, 0.2])
+
+
+def _fixed_mask_gradient(kept, x):
+    # d/dx of sum(tanh(2 x)^2) where kept, by hand
+    u = np.tanh(2 * x)
+    return np.where(kept, 4 * u * (1 - u ** 2), 0.0)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_hessian_through_a_dropout_layer_held_in_a_list(traced):
+    seed = 5
+    loss, key = _dropout_loss(seed)
+    hessian = at.hessian(loss)
+    if traced:
+        hessian = at.function(hessian)
+    result = hessian(_X)
+    kept = _kept(seed, _X.shape)
+    assert 0 < kept.sum() < kept.size
+    step = 1e-6  # finite differences of the fixed-mask gradient, one column a unit vector
+    expected = np.stack([(_fixed_mask_gradient(kept, _X + step * e) -
+                          _fixed_mask_gradient(kept, _X - step * e)) / (2 * step)
+                         for e in np.eye(_X.size)], axis=1)
+    np.testing.assert_allclose(result, expected, rtol=1e-6, atol=1e-8)
+    assert key.numpy() == seed + 1  # one mask drawn
+
+
+@pytest.mark.parametrize("form", ["grad", "value_and_grad"])
+def test_traced_gradient_through_a_dropout_layer_uses_the_mask_of_its_value(form):
+    # the adjoint sweep runs the layer's call again: it draws the mask the value was made of
+    seed = 7
+    loss, key = _dropout_loss(seed)
+    function = at.function(getattr(at, form)(loss))
+    kept = _kept(seed, _X.shape)
+    result = function(_X)
+    gradient = result[1] if form == "value_and_grad" else result
+    np.testing.assert_allclose(gradient, _fixed_mask_gradient(kept, _X), rtol=1e-12)
+    if form == "value_and_grad":
+        np.testing.assert_allclose(result[0], np.sum(np.tanh(np.where(kept, 2 * _X, 0)) ** 2),
+                                   rtol=1e-12)
+    assert key.numpy() == seed + 1
+    # the next call draws the next mask, for value and gradient alike
+    kept = _kept(seed + 1, _X.shape)
+    result = function(_X)
+    gradient = result[1] if form == "value_and_grad" else result
+    np.testing.assert_allclose(gradient, _fixed_mask_gradient(kept, _X), rtol=1e-12)
+    assert key.numpy() == seed + 2
+
+
+def test_a_traced_assign_keeps_its_own_copy_of_an_argument():
+    v = at.Variable(np.zeros(3), name="v")
+    assign = at.function(lambda x: v.assign(x))
+    x = np.ones(3)
+    assign(x)
+    x[0] = 100.0  # the caller's array, written after the call
+    np.testing.assert_array_equal(v.numpy(), [1.0, 1.0, 1.0])
+    tail = at.function(lambda x: v.assign(x[1:]))
+    x = np.arange(4.0)
+    tail(x)
+    x[:] = -1.0  # through a view of it
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_a_traced_assign_keeps_its_own_copy_of_the_result_and_of_another_variable():
+    v, u = at.Variable(np.zeros(3), name="v"), at.Variable(np.zeros(3), name="u")
+
+    def step(x):
+        doubled = x * 2
+        v.assign(doubled)
+        u.assign(doubled)
+        return doubled
+
+    result = at.function(step)(np.ones(3))
+    result[0] = 50.0
+    np.testing.assert_array_equal(v.numpy(), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(u.numpy(), [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("hand_out", [
+    np.asarray, lambda v: v.value(), lambda v: v[1:], lambda v: v.reshape(3, 1),
+    np.ravel, lambda v: next(iter(at.Variable(np.ones((2, 3)))))])
+@pytest.mark.parametrize("traced_assign", [False, True])
+def test_an_array_a_variable_hands_out_cannot_change_it(hand_out, traced_assign):
+    # as `v[0] = 1` is refused, a write through an array that is the Variable's memory is
+    v = at.Variable(np.zeros(3), name="v")
+    if traced_assign:  # (a value a traced function wrote)
+        at.function(lambda x: v.assign(x * 2))(np.arange(3.0))
+    before = v.numpy()
+    array = hand_out(v)
+    with pytest.raises(ValueError, match="read-only"):
+        array[0] = 100.0
+    np.testing.assert_array_equal(v.numpy(), before)
+    copy = v.numpy()  # a copy, to write freely
+    copy[0] = 100.0
+    np.testing.assert_array_equal(v.numpy(), before)

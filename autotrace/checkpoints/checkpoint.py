@@ -33,7 +33,7 @@ from .storage import (INDEX_SUFFIX, CheckpointError, checkpoint_in,
                                         read_checkpoint, read_state, record_latest,
                                         remove_temporaries, write_checkpoint)
 from autotrace.variables import Variable
-from autotrace.runtime.state import StateError, current_scope, current_sink, holds_state
+from autotrace.runtime.state import StateError, current_scope, current_sink, holds_state, owned
 from autotrace.runtime.derivatives.structure import array_module
 
 __all__ = ["Checkpoint", "CheckpointError", "RestoreStatus", "latest_checkpoint"]
@@ -349,7 +349,7 @@ def _store(variable: Variable, array: np.ndarray) -> None:
         # in as a graph input on every call (an assign would be recorded into the graph and
         # write this value back on every call); under implicit_grad, what every recomputation
         # of the call must see too (an assign would be held back until the gradient is done).
-        variable._value = array_module(variable._value).array(array, copy=True)
+        variable._value = owned(array_module(variable._value).array(array, copy=True))
 
 
 def _names(names) -> str:

@@ -11,6 +11,7 @@ from ..containers import (KEPT_CONTAINERS, instance_fields, is_dataclass_instanc
                           kept_as_they_are, new_dataclass, rebound_items, rebuild)
 from ..devices import is_gpu_array
 from ..pytrees import registered, sorted_keys
+from ..state import owned
 
 
 def is_array(value) -> bool:
@@ -50,6 +51,13 @@ def map_arrays(tree, function, is_leaf=is_array):
             return tree  # no array in it: the object itself
         return new_dataclass(type(tree), mapped, like=tree)
     return function(tree) if is_leaf(tree) else tree
+
+
+def _memory(array):
+    """The object that holds `array`'s memory: the array its view is of, or itself."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 
 
 class OutputStructure:
@@ -93,8 +101,16 @@ class OutputStructure:
             compiled(*arrays, *[cell._value for cell in self.captured]))
         if self.written:
             count = len(outputs) - len(self.written)
+            # A cell owns its value, as an eager assign's copy: not the memory of an argument,
+            # of a cell read, of the result or of another cell (a graph may output its input
+            # as it is, `v.assign(x)`), which a write into either would change.
+            held = {id(_memory(array)) for array in (*arrays, *outputs[:count])}
+            held.update(id(_memory(cell._value)) for cell in self.captured)
             for cell, value in zip(self.written, outputs[count:]):
-                cell._value = value
+                memory = id(_memory(value))
+                cell._value = owned(value.copy() if memory in held and hasattr(value, "copy")
+                                    else value)
+                held.add(id(_memory(cell._value)))
             outputs = outputs[:count]
         return self.unflatten(outputs)
 
