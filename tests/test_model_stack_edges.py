@@ -247,3 +247,16 @@ def test_an_array_a_variable_hands_out_cannot_change_it(hand_out, traced_assign)
     copy = v.numpy()  # a copy, to write freely
     copy[0] = 100.0
     np.testing.assert_array_equal(v.numpy(), before)
+
+
+def test_an_exported_embedding_checks_its_indices(tmp_path):
+    import importlib.util
+    embedding = _embedding()
+    path = at.export(lambda ids: embedding(ids), np.array([1, 2]), tmp_path / "lookup.py")
+    spec = importlib.util.spec_from_file_location("lookup", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    np.testing.assert_array_equal(module.lambda_(np.array([3, 0])),
+                                  np.array(embedding.embeddings)[[3, 0]])
+    with pytest.raises(IndexError, match=r"got values from -1 to 2"):
+        module.lambda_(np.array([-1, 2]))

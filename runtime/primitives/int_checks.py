@@ -15,7 +15,7 @@ import numpy as np
 
 from ..user_frames import code_site
 from .primitive import Primitive, register
-from .registry import bind
+from .registry import bind, define_runtime_function
 
 
 def overflow_message(site: str) -> str:
@@ -103,17 +103,6 @@ def _index_range(indices, high, message):
     return indices[()] if np.ndim(indices) == 0 else np.copy(indices)
 
 
-def _index_range_statements(outputs, args, attrs):
-    indices, out = args[0], outputs[0]
-    return [f"if np.size({indices}) and not (0 <= np.min({indices}) and "
-            f"np.max({indices}) < {attrs['high']!r}):",
-            f"    raise IndexRangeError({attrs['message']!r}.format(np.min({indices}), "
-            f"np.max({indices})))",
-            f"{out} = {indices}[()] if np.ndim({indices}) == 0 else np.copy({indices})"]
-
-
-register(Primitive("index_range", _index_range,
-                   lambda indices, high, message: indices,
-                   globals=lambda attrs: {"IndexRangeError": IndexRangeError},
-                   statements=_index_range_statements,
-                   batching=lambda call: call.bind(call.with_batch(0))))
+define_runtime_function("index_range", _index_range,
+                        lambda indices, high, message: indices, fresh=True,
+                        batching=lambda call: call.bind(call.with_batch(0)))
