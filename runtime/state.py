@@ -153,6 +153,7 @@ class CaptureScope:
         self.owner = owner  # the builder writes must belong to
         self.allow_creation = allow_creation
         self.captured: dict[int, StateCell] = {}  # the cells read, in the order first read
+        self.inputs: dict[int, object] = {}  # id(cell) -> the graph input that reads it
         self.current: dict[int, object] = {}  # id(cell) -> the value the trace sees now
         self.written: dict[int, StateCell] = {}
         self.flagged: dict[int, StateCell] = {}  # the cells whose trainable flag it read
@@ -161,7 +162,7 @@ class CaptureScope:
         key = id(cell)
         if key not in self.current:
             self.captured[key] = cell
-            self.current[key] = self.new_input(abstractify(cell._value))
+            self.current[key] = self.inputs[key] = self.new_input(abstractify(cell._value))
         return self.current[key]
 
     def write(self, cell: StateCell, value) -> None:
@@ -174,6 +175,29 @@ class CaptureScope:
                 "after the statement")
         self.current[id(cell)] = value
         self.written[id(cell)] = cell
+
+    def values_now(self) -> dict:
+        """What the trace's cells hold now, for `as_of`."""
+        return dict(self.current)
+
+    @contextmanager
+    def as_of(self, values: dict):
+        """Within it, the cells read as they did when `values_now()` gave `values` (a call run
+        again by a derivative's adjoint sweep sees what the call saw); what it writes is
+        dropped at the end (the call made those writes already)."""
+        after, written = dict(self.current), dict(self.written)
+        self.current.clear()
+        self.current.update(values)
+        # a cell first read since: the graph input; one written but never read: read anew
+        self.current.update((key, self.inputs[key]) for key in after
+                            if key not in values and key in self.inputs)
+        try:
+            yield
+        finally:
+            self.current.clear()
+            self.current.update(after)
+            self.written.clear()
+            self.written.update(written)
 
     @property
     def captured_cells(self) -> list:

@@ -260,3 +260,29 @@ def test_an_exported_embedding_checks_its_indices(tmp_path):
                                   np.array(embedding.embeddings)[[3, 0]])
     with pytest.raises(IndexError, match=r"got values from -1 to 2"):
         module.lambda_(np.array([-1, 2]))
+
+
+def test_traced_gradient_through_batch_normalization_updates_its_averages_once():
+    # the adjoint sweep runs the layer's call again: its update of the moving averages is
+    # the call's, made once, as a call of the layer makes it
+    x = np.array([[1.0, 2.0], [3.0, 5.0], [0.5, -1.0]])
+
+    def make_loss():
+        holders = [layers.BatchNormalization(momentum=0.5)]
+
+        def loss(x):
+            return np.sum(np.tanh(holders[0](x, training=True)) ** 2)
+        return loss, holders[0]
+
+    loss, layer = make_loss()
+    gradient = at.function(at.grad(loss))(x)
+    expected_mean = 0.5 * np.mean(x, axis=0)  # from 0, momentum 0.5, one update
+    np.testing.assert_allclose(layer.moving_mean.numpy(), expected_mean, rtol=1e-12)
+    reference, _ = make_loss()  # (training=True: the value does not read the averages)
+    step = 1e-6
+    expected = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[index] = step
+        expected[index] = (reference(x + e) - reference(x - e)) / (2 * step)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)

@@ -24,7 +24,7 @@ from ..runtime.derivatives.random_states import random_states, same_draws
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
-from ..runtime.state import StateCell, current_sink, holds_state
+from ..runtime.state import StateCell, current_scope, current_sink, holds_state
 from ..runtime.primitives.recompute_barrier import recompute_from
 from ..runtime.scopes import gradient_scope, name_scope
 from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
@@ -323,11 +323,16 @@ def _called_whole(func, args, kwargs, wrt, conversion):
     (a generator runs after the call that made it returned). vjp_call runs the call again:
     from the random states it began with, so that it draws what the call drew (a Dropout
     layer's mask)."""
-    states = random_states(func, args, kwargs)
+    states, scope = random_states(func, args, kwargs), current_scope()
+    before = None if scope is None else scope.values_now()
     gradient = yield (func if conversion is None else conversion(func))(*args, **kwargs)
     token = derivative_conversion.set(conversion)
     try:
-        with same_draws(states):
+        # traced, the run again also reads the state cells as the call did (a batch-norm
+        # layer's moving averages), and its writes are dropped: the call made them
+        with contextlib.nullcontext() if scope is None or current_scope() is not scope \
+                else scope.as_of(before), \
+                same_draws(states):
             return vjp_call(func, args, kwargs, gradient, wrt)
     finally:
         derivative_conversion.reset(token)
