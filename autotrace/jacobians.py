@@ -17,6 +17,7 @@ compared, f is run twice from them on concrete arrays instead (`draws_alike`).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Callable
 
@@ -92,13 +93,17 @@ def _same_draws_each_run(derivative: Callable, f: Callable, states: RandomStates
     values cannot be told apart: there the user's function is run twice from `states`
     (`call`: f's arguments and keywords; random_states.py `draws_alike`)."""
     first: list = []
+    scope = current_scope()  # traced: each later run reads the trace's state cells as the
+    # first did (a batch-norm layer's moving averages), and its writes are dropped
+    cells = None if scope is None else scope.values_now()
 
     def run(*args, **kwargs):
         if not first:
             result = derivative(*args, **kwargs)
             first.append(result[0])
             return result
-        with same_draws(states):
+        with same_draws(states), contextlib.nullcontext() if scope is None or \
+                current_scope() is not scope else scope.as_of(cells):
             result = derivative(*args, **kwargs)
         if states.sure:
             return result

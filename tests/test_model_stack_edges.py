@@ -286,3 +286,31 @@ def test_traced_gradient_through_batch_normalization_updates_its_averages_once()
         e[index] = step
         expected[index] = (reference(x + e) - reference(x - e)) / (2 * step)
     np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_traced_hessian_through_batch_normalization_updates_its_averages_once():
+    # a Hessian runs the gradient once a column: each later run reads the averages as the
+    # first did and leaves them as the first left them
+    x = np.array([[1.0, 2.0], [3.0, 5.0], [0.5, -1.0]])
+
+    def make_loss():
+        holders = [layers.BatchNormalization(momentum=0.5)]
+        holders[0](x)  # built (training=False: the averages stay as they start)
+
+        def loss(x):
+            return np.sum(np.tanh(holders[0](x, training=True)) ** 2)
+        return loss, holders[0]
+
+    loss, layer = make_loss()
+    hessian = at.function(at.hessian(loss))(x)
+    np.testing.assert_allclose(layer.moving_mean.numpy(), 0.5 * np.mean(x, axis=0),
+                               rtol=1e-12)
+    reference, _ = make_loss()
+    gradient = at.function(at.grad(reference))
+    step = 1e-6
+    expected = np.zeros(x.shape + x.shape)
+    for index in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[index] = step
+        expected[(...,) + index] = (gradient(x + e) - gradient(x - e)) / (2 * step)
+    np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-8)
