@@ -47,7 +47,9 @@ def repeats(a, b) -> bool:
 
 
 def _is_count(value) -> bool:
+    # A traced array has `__index__` (which refuses) and multiplies a list as an array does.
     return (not isinstance(value, _SEQUENCES + (np.ndarray,))
+            and not getattr(type(value), "_is_traced_array", False)
             and hasattr(value, "__index__"))
 
 
