@@ -70,6 +70,19 @@ class Constant:
     def __repr__(self) -> str:
         return f"Constant({self.aval})"
 
+    def holds(self, value) -> bool:
+        """Whether `value`, the array (or list) this constant copied, holds what it held then.
+        NumPy reads a concrete array anew at each use, so one changed in place between two uses
+        (`c[0] = 10.0` on `c = np.ones(3)`) is another constant at the second."""
+        current = np.asarray(value) if isinstance(value, (list, tuple)) else value
+        if isinstance(current, np.generic):  # a NumPy scalar cannot change
+            return True
+        if current.shape != self.value.shape or current.dtype != self.value.dtype:
+            return False
+        if isinstance(current, np.ndarray):  # bit for bit: NaN is itself, -0.0 is not 0.0
+            return current.tobytes() == self.value.tobytes()
+        return bool((current == self.value).all())  # a GPU array: NaN makes another constant
+
 
 @dataclass(frozen=True)
 class StaticSlice:

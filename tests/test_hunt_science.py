@@ -6,6 +6,111 @@ import autotrace
 from tests.numeric import central_difference
 
 
+# --- a concrete array changed in place between two uses in a traced function -------------------
+
+def weights_changed_between_uses(x):
+    c = np.ones(3)
+    y = x * c
+    c[0] = 10.0
+    return y * c
+
+
+def indices_advanced_in_place(x):
+    idx = np.array([0, 1])
+    y = x[idx]
+    idx += 1
+    return y * x[idx]
+
+
+def stencil_weights_changed_in_loop(x):
+    w = np.ones(3)
+    acc = x
+    for i in range(3):
+        acc = acc * w
+        w[i] = 2.0 + i
+    return acc
+
+
+def list_changed_between_uses(x):
+    scales = [1.0, 2.0, 3.0]
+    y = x * scales
+    scales[0] = 7.0
+    return y + np.asarray(scales) * x
+
+
+def matrix_changed_between_products(x):
+    A = np.eye(3)
+    v = A @ x
+    A[0, 1] = 5.0
+    return A @ v
+
+
+CHANGED_CONSTANTS = [weights_changed_between_uses, indices_advanced_in_place,
+                     stencil_weights_changed_in_loop, list_changed_between_uses,
+                     matrix_changed_between_products]
+
+
+@pytest.mark.parametrize("f", CHANGED_CONSTANTS, ids=lambda f: f.__name__)
+def test_traced_value_reads_a_changed_concrete_array_anew(f):
+    x = np.array([1.0, 2.0, 3.0])
+    expected = f(x)
+    traced = autotrace.function(f)
+    for _ in range(2):  # the traced call and the cached graph
+        result = traced(x)
+        assert result.dtype == expected.dtype
+        np.testing.assert_array_equal(result, expected)
+    batch = np.stack([x, 2 * x])
+    np.testing.assert_allclose(autotrace.vmap(f)(batch), np.stack([f(x), f(2 * x)]),
+                               rtol=1e-12)
+
+
+def test_weights_changed_between_uses_by_hand():
+    x = np.array([1.0, 2.0, 3.0])
+    # y * c = x * [1, 1, 1] * [10, 1, 1]
+    np.testing.assert_array_equal(autotrace.function(weights_changed_between_uses)(x),
+                                  [10.0, 2.0, 3.0])
+    # x[[0, 1]] * x[[1, 2]]
+    np.testing.assert_array_equal(autotrace.function(indices_advanced_in_place)(x),
+                                  [2.0, 6.0])
+
+
+@pytest.mark.parametrize("f", CHANGED_CONSTANTS, ids=lambda f: f.__name__)
+def test_traced_gradient_reads_a_changed_concrete_array_anew(f):
+    x = np.array([0.3, -0.8, 1.2])
+
+    def loss(point):
+        return np.sum(f(point) ** 2)
+    expected = central_difference(loss, x)
+    np.testing.assert_allclose(autotrace.grad(loss)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(loss))(x), expected,
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.grad(autotrace.function(loss))(x), expected,
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_an_unchanged_concrete_array_stays_one_constant():
+    def f(x):
+        c = np.array([1.0, 2.0, 3.0])
+        return x * c + c * x
+
+    text = str(autotrace.function(f).graph(np.ones(3)))
+    assert "const0" in text and "const1" not in text
+
+
+def test_a_constant_holding_nan_or_negative_zero_is_read_bit_for_bit():
+    def f(x):
+        c = np.array([np.nan, 0.0, 1.0])
+        y = x + c
+        c[1] = -0.0
+        return y, np.copysign(x, c)
+
+    x = np.array([1.0, 2.0, 3.0])
+    expected = f(x)
+    np.testing.assert_array_equal(expected[1], [1.0, -2.0, 3.0])
+    for got, want in zip(autotrace.function(f)(x), expected):
+        np.testing.assert_array_equal(got, want)
+
+
 # --- an array multiplied by a list or tuple of weights, in a traced gradient -------------------
 
 def list_weights_squared(x):

@@ -190,7 +190,7 @@ class GraphBuilder:
 
     def constant(self, value) -> Constant:
         known = self.constants.get(id(value))
-        if known is not None:
+        if known is not None and known[1].holds(value):
             return known[1]
         array = np.asarray(value) if isinstance(value, (list, tuple)) else value
         if array.dtype == object:
