@@ -149,3 +149,45 @@ def test_list_weights_gradient_by_hand():
     x = np.array([0.3, -0.8, 1.2])
     np.testing.assert_allclose(autotrace.function(autotrace.grad(list_weights_squared))(x),
                                2 * x * np.array([1.0, 4.0, 9.0]), rtol=1e-12)
+
+
+# --- an in-place operator with a list or tuple operand, traced ---------------------------------
+
+def scaled_in_place_by_lists(x):
+    y = x.copy()
+    y *= [1.0, 2.0, 3.0]
+    y += (0.5, 0.25, 0.0)
+    return y
+
+
+def int_counts_in_place_by_list(x):
+    counts = x.astype(np.int32)
+    counts += [1, 2, 3]
+    counts //= [2, 1, 2]
+    return counts
+
+
+def scaled_in_place_by_a_list_of_traced(x):
+    y = x.copy()
+    y *= [x[0], 2.0, 1.0]
+    return y
+
+
+@pytest.mark.parametrize("f", [scaled_in_place_by_lists, int_counts_in_place_by_list,
+                               scaled_in_place_by_a_list_of_traced], ids=lambda f: f.__name__)
+def test_in_place_operator_with_a_list_operand_is_traced(f):
+    x = np.array([3.0, -1.0, 2.0])
+    expected = f(x)
+    result = autotrace.function(f)(x)
+    assert result.dtype == expected.dtype
+    np.testing.assert_array_equal(result, expected)
+
+
+def test_in_place_operator_with_a_list_keeps_numpys_casting_error():
+    def f(x):
+        counts = x.astype(np.int32)
+        counts += [1.5, 2.0, 0.0]
+        return counts
+
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'add' output from dtype"):
+        autotrace.function(f)(np.array([3.0, -1.0, 2.0]))

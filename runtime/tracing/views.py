@@ -41,7 +41,7 @@ import numpy as np
 from .control_scope import ControlFlowError
 from ..ops import NO_FACTS, UntraceableError, function_facts
 from ..primitives.elementwise import astype
-from ..primitives.index import get_item, getitem, indexes_a_view, setitem
+from ..primitives.index import as_array, get_item, getitem, indexes_a_view, setitem
 from ..primitives.shape import RAVEL, RESHAPE
 from .type_checks import EITHER, EITHER_MESSAGE, SCALAR, stands_for
 from ..errors import TracingError
@@ -397,6 +397,7 @@ def _dummy(value):
     as they are: NumPy treats them as weakly typed)."""
     if isinstance(value, (bool, int, float, complex)):
         return value
+    value = as_array(value)  # a list or tuple: the array NumPy reads it as
     return np.empty((0,), value.dtype if hasattr(value, "_builder") else np.result_type(value))
 
 
