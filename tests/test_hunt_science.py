@@ -191,3 +191,22 @@ def test_in_place_operator_with_a_list_keeps_numpys_casting_error():
 
     with pytest.raises(TypeError, match="Cannot cast ufunc 'add' output from dtype"):
         autotrace.function(f)(np.array([3.0, -1.0, 2.0]))
+
+
+# --- second derivatives, run as one batched call, of code that accumulates into an array -------
+
+def binned_energy(x):
+    bins = np.zeros(2)
+    for i in range(3):
+        bins[i % 2] += x[i] ** 2
+    return np.sum(bins * np.array([1.0, 3.0]))
+
+
+def test_jacrev_of_a_gradient_accumulating_into_a_made_array():
+    x = np.array([0.3, -0.8, 1.2])
+    expected = np.diag([2.0, 6.0, 2.0])  # bins = [x0^2 + x2^2, x1^2], weighted 1 and 3
+    np.testing.assert_allclose(autotrace.hessian(binned_energy)(x), expected, rtol=1e-12)
+    gradient = autotrace.grad(binned_energy)
+    np.testing.assert_allclose(autotrace.jacrev(gradient)(x), expected, rtol=1e-12)
+    rows = autotrace.vmap(lambda row: autotrace.vjp(gradient, x)[1](row)[0])(np.eye(3))
+    np.testing.assert_allclose(rows, expected, rtol=1e-12)

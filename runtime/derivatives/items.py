@@ -493,8 +493,7 @@ def place_item(like, index, gradient):
     if isinstance(out, list):
         out[index] = gradient
         return _finish(out, like)
-    out[index] = gradient
-    return out
+    return set_item(out, index, gradient)  # (zeros of a concrete array, a traced gradient)
 
 
 def sequence_gradient(gradient, iterable):
