@@ -210,3 +210,27 @@ def test_jacrev_of_a_gradient_accumulating_into_a_made_array():
     np.testing.assert_allclose(autotrace.jacrev(gradient)(x), expected, rtol=1e-12)
     rows = autotrace.vmap(lambda row: autotrace.vjp(gradient, x)[1](row)[0])(np.eye(3))
     np.testing.assert_allclose(rows, expected, rtol=1e-12)
+
+
+def clipped_iterates(x):
+    y = x.copy()
+    for _ in range(2):
+        y = np.where(y > 0, y * 0.5, y * 2)
+        y[y < -1] = -1.0
+    return np.sum(y ** 2)
+
+
+def test_second_derivative_through_a_masked_write_in_a_loop():
+    x = np.array([0.3, -0.8, 1.2, 0.05, -0.2, 0.7])
+    gradient = autotrace.grad(clipped_iterates)
+    expected = np.stack([central_difference(lambda p: gradient(p)[i], x) for i in range(6)])
+    # y ends as x / 4 where x > 0 (slope 1/8 of y ** 2 twice), 4 x where -1/4 < x < 0
+    np.testing.assert_allclose(np.diag(expected), [0.125, 0, 0.125, 0.125, 32, 0.125],
+                               atol=1e-6)
+    np.testing.assert_allclose(autotrace.hessian(clipped_iterates)(x), expected, atol=1e-6)
+    np.testing.assert_allclose(autotrace.jacrev(gradient)(x), expected, atol=1e-6)
+
+    def directional(point):
+        return np.sum(gradient(point) * np.arange(6.0))
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(directional))(x),
+                               expected.T @ np.arange(6.0), atol=1e-6)

@@ -107,6 +107,9 @@ def accumulate_item(gradient, index, value):
     if isinstance(gradient, (list, tuple)):
         out[index] = add(out[index], value)
         return _finish(out, gradient)
+    if _masked_by_traced(out, index) and np.shape(value) == np.shape(out):
+        # (read_item saved all of it: the gradient of what it saved is shaped like the whole)
+        return out + np.where(_mask_like(index, out), value, 0)
     if _complex_into_real(value, out):  # a real array's gradient: the real part alone means
         value = real_part(value)  # anything (complex_parts.py), and NumPy's cast would warn
     traced_into_concrete = type(out) is np.ndarray and not isinstance(
