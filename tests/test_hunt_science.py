@@ -234,3 +234,27 @@ def test_second_derivative_through_a_masked_write_in_a_loop():
         return np.sum(gradient(point) * np.arange(6.0))
     np.testing.assert_allclose(autotrace.function(autotrace.grad(directional))(x),
                                expected.T @ np.arange(6.0), atol=1e-6)
+
+
+# --- Jacobians of code that selects with a boolean mask of the point itself ---------------------
+
+def squared_where_negative(x):
+    y = x.copy()
+    y[x < 0] = x[x < 0] ** 2
+    y[2] = y[0] * y[1]
+    return y
+
+
+@pytest.mark.parametrize("jacobian", [autotrace.jacfwd, autotrace.jacrev, autotrace.jacobian],
+                         ids=lambda j: j.__name__)
+def test_jacobian_of_a_mask_selection_fixed_by_the_point(jacobian):
+    x = np.array([0.3, -0.8, 1.2, 0.05, -0.2, 0.7])
+    expected = np.stack([central_difference(lambda p: squared_where_negative(p)[i], x)
+                         for i in range(6)])
+    np.testing.assert_allclose(jacobian(squared_where_negative)(x), expected, atol=1e-6)
+
+
+def test_vmap_of_a_mask_selection_that_differs_per_example_is_refused():
+    with pytest.raises(autotrace.runtime.tracing.tracer_batching.BatchingError,
+                       match="x\\[mask\\] with a traced mask has as many rows as the mask"):
+        autotrace.vmap(squared_where_negative)(np.array([[0.3, -0.8, 1.2], [-1.0, 2.0, 0.5]]))

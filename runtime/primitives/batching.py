@@ -169,9 +169,11 @@ def elementwise_batching(call: BatchedCall):
 
 
 def same_sizes_batching(call: BatchedCall):
-    """The check that axes of two inputs have the same sizes: the axes move by one."""
-    axes = tuple((shifted(i), shifted(j)) for i, j in call.attrs["axes"])
-    call.bind(call.with_batch(0), call.with_batch(1), axes=axes)
+    """The check that axes of two inputs have the same sizes: a batched input's axes move by
+    one (an unbatched one is not broadcast, as a size it does not know cannot be)."""
+    axes = tuple(tuple(shifted(axis) if call.batched[k] else axis for k, axis in enumerate(pair))
+                 for pair in call.attrs["axes"])
+    call.bind(*call.args[:2], axes=axes)
     return ()
 
 

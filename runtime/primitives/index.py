@@ -316,13 +316,28 @@ def _mask_select_rule(aval, mask):
     return AbstractArray((None, *aval.shape[mask.ndim:]), aval.dtype, aval.device)
 
 
+_MASK_SELECT_REFUSED = refuse_batching(
+    "x[mask] with a traced mask has as many rows as the mask has true elements, which differs "
+    "between examples; use np.where(mask, x, 0)")
+
+
+def _mask_select_batching(call):
+    """x[mask] for each example, with one mask for all (a Jacobian's columns, the tangents of
+    one point): the mask selects the same rows of every example's x, its batch axis put last."""
+    if call.batched[1]:
+        return _MASK_SELECT_REFUSED(call)
+    selected = getitem(np.moveaxis(call.args[0], 0, -1), call.args[1])
+    return np.moveaxis(selected, -1, 0)
+
+
+_mask_select_batching.refuses = _MASK_SELECT_REFUSED.refuses  # (where the mask is batched)
+
+
 # `x[mask]` with a traced boolean mask: as many rows as the mask has true elements, a number
 # known only at run time (a dimension of unknown size, `?`).
 register(Primitive("mask_select", lambda x, mask: x[mask], _mask_select_rule,
                    source=lambda args, attrs: f"{args[0]}[{args[1]}]", fresh=True,
-                   batching=refuse_batching(
-                       "x[mask] with a traced mask has as many rows as the mask has true "
-                       "elements, which differs between examples; use np.where(mask, x, 0)"),
+                   batching=_mask_select_batching,
                    array_api_source=lambda args, attrs: f"np.getitem({args[0]}, {args[1]})"))
 
 
