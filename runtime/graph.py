@@ -57,6 +57,10 @@ class Literal:
         return repr(self.value)
 
 
+# Elements compared as the unsigned integers of their size: their bits, without copies.
+_UNSIGNED_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 class Constant:
     """A concrete array or NumPy scalar captured while tracing."""
 
@@ -80,7 +84,10 @@ class Constant:
         if current.shape != self.value.shape or current.dtype != self.value.dtype:
             return False
         if isinstance(current, np.ndarray):  # bit for bit: NaN is itself, -0.0 is not 0.0
-            return current.tobytes() == self.value.tobytes()
+            unsigned = _UNSIGNED_OF_SIZE.get(current.dtype.itemsize)
+            if unsigned is None or current.dtype.hasobject:
+                return current.tobytes() == self.value.tobytes()
+            return bool(np.array_equal(current.view(unsigned), self.value.view(unsigned)))
         return bool((current == self.value).all())  # a GPU array: NaN makes another constant
 
 
