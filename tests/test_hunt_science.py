@@ -258,3 +258,28 @@ def test_vmap_of_a_mask_selection_that_differs_per_example_is_refused():
     with pytest.raises(autotrace.runtime.tracing.tracer_batching.BatchingError,
                        match="x\\[mask\\] with a traced mask has as many rows as the mask"):
         autotrace.vmap(squared_where_negative)(np.array([[0.3, -0.8, 1.2], [-1.0, 2.0, 0.5]]))
+
+
+# --- what the refusal of an in-place sort tells the user to write instead -----------------------
+
+def sorted_columns(x):
+    m = x.reshape(2, 3).copy()
+    m.sort(axis=0)
+    return np.sum(m * np.arange(6.0).reshape(2, 3))
+
+
+def test_refused_sort_suggests_the_same_sort_with_its_arguments():
+    with pytest.raises(autotrace.TransformError) as error:
+        autotrace.grad(sorted_columns)(np.arange(6.0)[::-1].copy())
+    assert str(error.value).endswith(
+        "autotrace cannot differentiate .sort(), which changes 'm' in place; compute a new "
+        "value instead: m = np.sort(m, axis=0) for an array, m = sorted(m, axis=0) for a list")
+
+    def rewritten(x):  # the suggestion, which sorts the same way
+        m = x.reshape(2, 3).copy()
+        m = np.sort(m, axis=0)
+        return np.sum(m * np.arange(6.0).reshape(2, 3))
+    x = np.array([0.3, -0.8, 1.2, 0.05, -0.2, 0.7])
+    assert rewritten(x) == sorted_columns(x)
+    np.testing.assert_allclose(autotrace.grad(rewritten)(x), central_difference(rewritten, x),
+                               rtol=1e-6, atol=1e-8)

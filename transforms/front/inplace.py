@@ -49,13 +49,14 @@ from ...runtime.derivatives.snapshots import is_mutable_array
 from ...runtime.primitives.memory import holds_no_arrays
 
 # What to write instead of each method that changes its object in place (IN_PLACE_METHODS) ({0}: the object;
-# {1}, ...: its arguments, or the names of `_METHOD_ARGUMENTS` where the call gives fewer).
+# {1}, ...: its arguments, or the names of `_METHOD_ARGUMENTS` where the call gives fewer; {all}:
+# all the call's arguments, keywords too, after a comma: `m.sort(axis=0)` is np.sort(m, axis=0)).
 _NEW_VALUE_INSTEAD = {
-    "sort": "{0} = np.sort({0}) for an array, {0} = sorted({0}) for a list",
+    "sort": "{0} = np.sort({0}{all}) for an array, {0} = sorted({0}{all}) for a list",
     "fill": "{0} = np.full_like({0}, {1})",
     "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
     "resize": "{0} = np.resize({0}, {1})",
-    "partition": "{0} = np.partition({0}, {1})",
+    "partition": "{0} = np.partition({0}{all})",
     "itemset": "{0}[{1}] = {2}",
     "byteswap": "{0} = {0}.byteswap()",
     "reverse": "{0} = {0}[::-1]",
@@ -514,10 +515,13 @@ def _check_call(call, location, namespace, variables) -> None:
             and func.value.id in variables and func.value.id not in ("self", "cls")):
         owner = func.value.id
         given = [_text(a) for a in call.args] + _METHOD_ARGUMENTS[func.attr][len(call.args):]
+        every = [_text(a) for a in call.args] + [
+            f"{k.arg}={_text(k.value)}" if k.arg else f"**{_text(k.value)}" for k in call.keywords]
+        instead = _NEW_VALUE_INSTEAD[func.attr].format(
+            owner, *given, all="".join(f", {text}" for text in every))
         raise location.error(
             call, f"autotrace cannot differentiate .{func.attr}(), which changes {owner!r} in "
-            f"place; compute a new value instead: "
-            f"{_NEW_VALUE_INSTEAD[func.attr].format(owner, *given)}", f".{func.attr}")
+            f"place; compute a new value instead: {instead}", f".{func.attr}")
 
 
 
