@@ -283,3 +283,29 @@ def test_refused_sort_suggests_the_same_sort_with_its_arguments():
     assert rewritten(x) == sorted_columns(x)
     np.testing.assert_allclose(autotrace.grad(rewritten)(x), central_difference(rewritten, x),
                                rtol=1e-6, atol=1e-8)
+
+
+# --- an array raised to a list (or tuple) of exponents ------------------------------------------
+
+def list_exponents(x):
+    return np.sum(np.abs(x) ** [2, 3, 2]) + np.sum(x ** (2.0, 4.0, 1.0))
+
+
+def test_gradient_of_an_array_raised_to_a_list_of_exponents():
+    x = np.array([0.3, -0.8, 1.2])
+    # |x| ** [2, 3, 2] and x ** [2, 4, 1]: 2 x, 3 x |x|, 2 x; 2 x, 4 x ** 3, 1
+    expected = np.array([2 * 0.3 + 2 * 0.3, 3 * -0.8 * 0.8 + 4 * -0.8 ** 3, 2 * 1.2 + 1.0])
+    np.testing.assert_allclose(central_difference(list_exponents, x), expected, rtol=1e-6)
+    np.testing.assert_allclose(autotrace.grad(list_exponents)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(list_exponents))(x), expected,
+                               rtol=1e-12)
+    _, tangent = autotrace.jvp(list_exponents, (x,), (np.ones(3),))
+    assert tangent == pytest.approx(np.sum(expected), rel=1e-12)
+
+
+def test_a_list_raised_to_a_list_stays_pythons_error():
+    def f(x):
+        return np.sum(x) * ([2.0] ** [3.0])[0]
+
+    with pytest.raises(TypeError, match="unsupported operand type"):
+        autotrace.grad(f)(np.ones(2))

@@ -46,19 +46,32 @@ def _block(statements: list, kinds, namespace, namer, numpy_name) -> list:
             block = getattr(statement, field, None)
             if isinstance(block, list) and not isinstance(statement, gast.FunctionDef):
                 setattr(statement, field, _block(block, kinds, namespace, namer, numpy_name))
+        arguments = []
         if isinstance(statement, gast.Assign) and isinstance(statement.value, gast.Call):
-            for argument in _lists_read_as_arrays(statement.value, kinds, namespace):
-                array = namer.temporary("t") if TEMPORARY_NAME.fullmatch(argument.id) \
-                    else namer.fresh(f"{argument.id}_array")
-                conversion = replace("array = np.asarray(items)", array=array,
-                                     np=numpy_name, items=argument.id)[0]
-                for node in walk(conversion):
-                    if isinstance(node, (gast.stmt, gast.expr)):
-                        gast.copy_location(node, statement)
-                out.append(conversion)
-                argument.id = array
+            arguments = _lists_read_as_arrays(statement.value, kinds, namespace)
+        elif isinstance(statement, gast.Assign) and isinstance(statement.value, gast.BinOp) \
+                and isinstance(statement.value.op, gast.Pow):
+            arguments = _list_powered(statement.value, kinds)
+        for argument in arguments:
+            array = namer.temporary("t") if TEMPORARY_NAME.fullmatch(argument.id) \
+                else namer.fresh(f"{argument.id}_array")
+            conversion = replace("array = np.asarray(items)", array=array,
+                                 np=numpy_name, items=argument.id)[0]
+            for node in walk(conversion):
+                if isinstance(node, (gast.stmt, gast.expr)):
+                    gast.copy_location(node, statement)
+            out.append(conversion)
+            argument.id = array
         out.append(statement)
     return out
+
+
+def _list_powered(power: gast.BinOp, kinds) -> list:
+    """The operand of `a ** b` (names) that holds a list where the other is no list: Python
+    has no power of lists, so the array's `**` reads it as NumPy reads `np.power`'s."""
+    lists = [operand for operand in (power.left, power.right)
+             if isinstance(operand, gast.Name) and kinds.holds_list(operand.id)]
+    return lists if len(lists) == 1 else []
 
 
 def _lists_read_as_arrays(call: gast.Call, kinds, namespace) -> list:
