@@ -254,6 +254,23 @@ def test_jacobian_of_a_mask_selection_fixed_by_the_point(jacobian):
     np.testing.assert_allclose(jacobian(squared_where_negative)(x), expected, atol=1e-6)
 
 
+def column_sums_of_positive_rows(x):
+    m = x.reshape(3, 2)
+    return np.sum(m[np.sum(m, axis=1) > 0] ** 2, axis=0)
+
+
+@pytest.mark.parametrize("jacobian", [autotrace.jacfwd, autotrace.jacrev],
+                         ids=lambda j: j.__name__)
+def test_jacobian_of_a_sum_over_rows_a_mask_selects(jacobian):
+    x = np.array([0.3, -0.8, 1.2, 0.05, -0.2, 0.7])
+    # rows 1 and 2 are selected (sums 1.25 and 0.5): d/dx of x ** 2 summed down the columns
+    expected = np.zeros((2, 6))
+    expected[0, [2, 4]] = 2 * x[[2, 4]]
+    expected[1, [3, 5]] = 2 * x[[3, 5]]
+    np.testing.assert_allclose(jacobian(column_sums_of_positive_rows)(x), expected,
+                               rtol=1e-12)
+
+
 def test_vmap_of_a_mask_selection_that_differs_per_example_is_refused():
     with pytest.raises(autotrace.runtime.tracing.tracer_batching.BatchingError,
                        match="x\\[mask\\] with a traced mask has as many rows as the mask"):

@@ -92,6 +92,8 @@ def broadcast_like_batching(call):
     a = call.aligned(0, call.example_ndim(1))
     if call.batched[1]:
         return call.bind(a, call.args[1])
+    if any(size is None for size in np.shape(call.args[1])):  # known when the graph runs:
+        return a * np.ones_like(call.args[1], dtype=a.dtype)  # broadcast by a product with 1
     return np.broadcast_to(a, (call.size, *np.shape(call.args[1])))
 
 
