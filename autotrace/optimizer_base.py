@@ -223,27 +223,30 @@ class Optimizer:
                               if variable.ref() in wanted]
             if not grads_and_vars:
                 names = [variable.name for variable in var_list]
-                raise ValueError(f"{self.name}.minimize: the loss reads none of the Variables "
-                                 f"of var_list ({names}), so there is no gradient to apply; "
+                raise ValueError(f"{self.name}.minimize: the loss reads none of the trainable "
+                                 f"Variables of var_list ({names}), so there is no gradient to "
+                                 f"apply; "
                                  f"pass the Variables the loss reads, or leave var_list out "
                                  f"for all of them")
         self.apply_gradients(grads_and_vars)
         return loss
 
     def _checked_var_list(self, var_list) -> list:
-        """var_list as a list of trainable Variables, else an error saying which is not: its
-        gradient is never taken, and leaving it as it is would hide that."""
+        """var_list as a list of Variables, else an error saying which item is not one. Its
+        Variables that are not trainable get no gradient and are left as they are (Keras's
+        `var_list=model.variables`, a BatchNormalization's moving averages among them); where
+        none is trainable, an error saying so, as nothing would be trained."""
         var_list = list(var_list)
         for position, variable in enumerate(var_list):
             if not isinstance(variable, Variable):
                 raise TypeError(f"{self.name}.minimize: item {position} of var_list is not a "
                                 f"Variable: {variable!r}")
-            if not variable.trainable:
-                raise ValueError(
-                    f"{self.name}.minimize: Variable {variable.name!r} of var_list is not "
-                    f"trainable (trainable=False), so no gradient is taken for it; make it "
-                    f"trainable (Variable(..., trainable=True)) to train it, or leave it out of "
-                    f"var_list")
+        if var_list and not any(variable.trainable for variable in var_list):
+            names = [variable.name for variable in var_list]
+            raise ValueError(
+                f"{self.name}.minimize: no Variable of var_list ({names}) is trainable "
+                f"(trainable=False), so no gradient is taken for any; make the ones to train "
+                f"trainable (Variable(..., trainable=True)), or pass those that are")
         return var_list
 
     def _checked_pairs(self, grads_and_vars) -> list:

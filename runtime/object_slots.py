@@ -83,7 +83,9 @@ _traces = ThreadStack()  # the traces by autotrace.function in progress in this 
 
 class SlotCell(StateCell):
     """A slot of an object's state as a state cell of one trace: read and written on each
-    call by following its path from its root again."""
+    call by following its path from its root again. Its arrays are the user's, as they are."""
+
+    owns_values = False
 
     def __init__(self, root: Root, steps: tuple, label: str):
         self._find, self._steps, self.name = root.find, steps, label

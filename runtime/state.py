@@ -67,6 +67,7 @@ class StateCell:
     """An array that lives across calls (the base of autotrace.Variable)."""
 
     _trainable = False
+    owns_values = True  # its arrays are its own, read-only (`owned`); not a slot's (object_slots)
 
     def __init__(self, value):
         self._value = owned(value)
@@ -112,7 +113,7 @@ class StateCell:
                 "which hold assignments back until the gradient is done")
         scope = current_scope()
         if scope is None:
-            self._value = owned(value)
+            self._value = owned(value) if self.owns_values else value
         else:
             scope.write(self, value)
 

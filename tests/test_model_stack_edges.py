@@ -60,23 +60,46 @@ def test_embedding_under_vmap_checks_every_example():
         batched(np.array([[-1], [2]]))
 
 
-_NOT_TRAINABLE = ("SGD.minimize: Variable 'v' of var_list is not trainable (trainable=False), "
-                  "so no gradient is taken for it; make it trainable (Variable(..., "
-                  "trainable=True)) to train it, or leave it out of var_list")
-
-
-@pytest.mark.parametrize("loss_reads, var_list", [("v", ["v"]), ("v", ["v", "w"]),
-                                                  ("w", ["w", "v"])])
-def test_minimize_refuses_a_variable_that_is_not_trainable(loss_reads, var_list):
-    variables = {"v": at.Variable(np.ones(2), trainable=False, name="v"),
-                 "w": at.Variable(np.ones(2), name="w")}
+def test_minimize_refuses_a_var_list_of_which_none_is_trainable():
+    v = at.Variable(np.ones(2), trainable=False, name="v")
+    u = at.Variable(np.ones(2), trainable=False, name="u")
     optimizer = at.optimizers.SGD(0.1)
     with pytest.raises(ValueError) as raised:
-        optimizer.minimize(lambda: np.sum(variables[loss_reads] ** 2),
-                           var_list=[variables[name] for name in var_list])
-    assert str(raised.value) == _NOT_TRAINABLE
-    for variable in variables.values():  # nothing was updated
+        optimizer.minimize(lambda: np.sum(v ** 2 + u), var_list=[v, u])
+    assert str(raised.value) == (
+        "SGD.minimize: no Variable of var_list (['v', 'u']) is trainable (trainable=False), so "
+        "no gradient is taken for any; make the ones to train trainable (Variable(..., "
+        "trainable=True)), or pass those that are")
+    for variable in (v, u):  # nothing was updated
         np.testing.assert_array_equal(variable.numpy(), np.ones(2))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_minimize_trains_the_trainable_variables_of_var_list_and_leaves_the_others(traced):
+    # Keras's `var_list=model.variables`, with a BatchNormalization's moving averages in it
+    v = at.Variable(np.ones(2), trainable=False, name="v")
+    w = at.Variable(np.array([1.0, 2.0]), name="w")
+    optimizer = at.optimizers.SGD(0.1)
+
+    def step():
+        return optimizer.minimize(lambda: np.sum(w ** 2 * v), var_list=[w, v])
+
+    step = at.function(step) if traced else step
+    step()
+    np.testing.assert_allclose(w.numpy(), [0.8, 1.6])  # w - 0.1 * 2 w v
+    np.testing.assert_array_equal(v.numpy(), np.ones(2))
+
+
+def test_minimize_with_a_var_list_whose_trainable_variables_the_loss_does_not_read():
+    v = at.Variable(np.ones(2), trainable=False, name="v")
+    w = at.Variable(np.ones(2), name="w")
+    optimizer = at.optimizers.SGD(0.1)
+    with pytest.raises(ValueError) as raised:
+        optimizer.minimize(lambda: np.sum(v ** 2), var_list=[v, w])
+    assert str(raised.value) == (
+        "SGD.minimize: the loss reads none of the trainable Variables of var_list (['v', 'w']), "
+        "so there is no gradient to apply; pass the Variables the loss reads, or leave "
+        "var_list out for all of them")
 
 
 def test_minimize_with_a_var_list_the_loss_does_not_read():
@@ -85,9 +108,9 @@ def test_minimize_with_a_var_list_the_loss_does_not_read():
     with pytest.raises(ValueError) as raised:
         optimizer.minimize(lambda: np.sum(w ** 2), var_list=[v])
     assert str(raised.value) == (
-        "SGD.minimize: the loss reads none of the Variables of var_list (['v']), so there is "
-        "no gradient to apply; pass the Variables the loss reads, or leave var_list out for "
-        "all of them")
+        "SGD.minimize: the loss reads none of the trainable Variables of var_list (['v']), so "
+        "there is no gradient to apply; pass the Variables the loss reads, or leave var_list "
+        "out for all of them")
     optimizer.minimize(lambda: np.sum(w ** 2 + v), var_list=[v])  # d/dv = 1
     np.testing.assert_allclose(v.numpy(), [0.9, 0.9])
     np.testing.assert_array_equal(w.numpy(), [1.0, 1.0])
@@ -314,3 +337,32 @@ def test_traced_hessian_through_batch_normalization_updates_its_averages_once():
         e[index] = step
         expected[(...,) + index] = (gradient(x + e) - gradient(x - e)) / (2 * step)
     np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-8)
+
+
+def test_a_traced_call_leaves_the_arrays_of_the_users_objects_as_they_are():
+    # A plain attribute a traced call writes holds the array as the assignment in the source
+    # does: writable, and the user's own (a Variable's array alone is read-only).
+    class Stats:
+        def __init__(self):
+            self.mean = np.zeros(2)
+            self.seen = None
+            self.v = at.Variable(np.zeros(2))
+
+        def update(self, x):
+            self.mean = self.mean + x
+            self.seen = x
+            self.v.assign(x)
+            return np.sum(self.mean)
+
+    stats = Stats()
+    update = at.function(stats.update)
+    x = np.array([1.0, 2.0])
+    assert update(x) == 3.0
+    assert update(x) == 6.0
+    stats.mean[:] = 0.0  # (raised "assignment destination is read-only")
+    assert update(x) == 3.0
+    np.testing.assert_array_equal(stats.mean, [1.0, 2.0])
+    x[0] = 5.0  # the slot holds the argument itself, as NumPy's assignment does; v a copy
+    np.testing.assert_array_equal(stats.seen, [5.0, 2.0])
+    np.testing.assert_array_equal(stats.v.numpy(), [1.0, 2.0])
+    assert stats.mean.flags.writeable and not np.asarray(stats.v).flags.writeable

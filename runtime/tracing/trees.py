@@ -88,6 +88,9 @@ class OutputStructure:
             and not is_dataclass_instance(template) and registered(type(template)) is None
         self.captured = list(captured)  # state cells read: inputs after the arguments' arrays
         self.written = list(written)  # state cells written: outputs after the result's
+        owning = {cell.owns_values for cell in (*self.captured, *self.written)}
+        self.slots_alone = True not in owning  # (where no cell owns its value: _store)
+        self.slots_too = False in owning
         self.flagged = list(flagged.values() if isinstance(flagged, dict) else flagged)
 
     def run(self, compiled, arrays) -> object:
@@ -97,22 +100,39 @@ class OutputStructure:
             self.refuse_arguments(arrays)
         if not self.captured and not self.written:
             return self.unflatten(self._zero_d_arrays(compiled(*arrays)))
-        outputs = self._zero_d_arrays(
-            compiled(*arrays, *[cell._value for cell in self.captured]))
+        read = [cell._value for cell in self.captured]
+        outputs = self._zero_d_arrays(compiled(*arrays, *read))
         if self.written:
             count = len(outputs) - len(self.written)
-            # A cell owns its value, as an eager assign's copy: not the memory of an argument,
-            # of a cell read, of the result or of another cell (a graph may output its input
-            # as it is, `v.assign(x)`), which a write into either would change.
-            held = {id(_memory(array)) for array in (*arrays, *outputs[:count])}
-            held.update(id(_memory(cell._value)) for cell in self.captured)
-            for cell, value in zip(self.written, outputs[count:]):
-                memory = id(_memory(value))
-                cell._value = owned(value.copy() if memory in held and hasattr(value, "copy")
-                                    else value)
-                held.add(id(_memory(cell._value)))
+            self._store(arrays, outputs[:count], read, outputs[count:])
             outputs = outputs[:count]
         return self.unflatten(outputs)
+
+    def _store(self, arrays, result, read, values) -> None:
+        """Store the `values` a call writes into its cells. A slot of the user's object takes
+        its value as it is, as the assignment in the function's source does. A cell that owns
+        its value (a Variable: `owns_values`) takes it as an eager assign's copy, read-only: not
+        the memory of an argument, of the result, or of a slot read or written (a graph may
+        output its input as it is, `v.assign(x)`), which a write into either would change."""
+        if self.slots_alone:
+            for cell, value in zip(self.written, values):
+                cell._value = value
+            return
+        held = {id(_memory(array)) for array in arrays}
+        held.update(id(_memory(array)) for array in result)
+        if self.slots_too:
+            held.update(id(_memory(value)) for cell, value in (*zip(self.captured, read),
+                                                               *zip(self.written, values))
+                        if not cell.owns_values)
+        for cell, value in zip(self.written, values):
+            if cell.owns_values:
+                memory = id(_memory(value))
+                if memory in held and hasattr(value, "copy"):
+                    value = value.copy()
+                    memory = id(value)
+                value = owned(value)
+                held.add(memory)
+            cell._value = value
 
     def _zero_d_arrays(self, outputs):
         if not self.zero_d_arrays and not self.python_ints:
