@@ -272,6 +272,9 @@ def _read_parameters_called(function) -> tuple:
         return None, frozenset()
     node = parsed.node
     names = parameter_names(node)
+    # The runtime's helpers, which generated code calls, call what they are given by name
+    # alone: what they hand on to others is not asked (`map_fields(zeros_like, value)`)
+    own = _runtime_helper(function)
     local = {n.id for n in walk(node) if isinstance(n, gast.Name)
              and isinstance(n.ctx, gast.Store)} | set(names)
     parameters = set(names)
@@ -300,7 +303,7 @@ def _read_parameters_called(function) -> tuple:
             for name, key in handed:
                 name = name.value if isinstance(name, gast.Starred) else name
                 if isinstance(name, gast.Name) and name.id in parameters | set(
-                        from_parameter) and (name is func or _may_call(
+                        from_parameter) and (name is func or not own and _may_call(
                             call, key, parsed.namespace, local)):
                     called.add(from_parameter.get(name.id, name.id))
     return names, frozenset(called)
@@ -314,9 +317,10 @@ _CALLING = frozenset({"map", "filter", "sorted", "min", "max", "reduce", "partia
 
 def _may_call(call, key, namespace: dict, local: set) -> bool:
     """Whether the callee of `call` may call (or keep, and call later) its argument `key` (a
-    position or a keyword): a function of the user's where it calls, or hands on, the
-    parameter given it; Python's and NumPy's functions only where they call a function they
-    are given (map, np.vectorize); any other callable, or one the source does not name."""
+    position or a keyword): a function of the user's or of autotrace's runtime where it calls,
+    or hands on, the parameter given it; Python's and NumPy's functions only where they call
+    a function they are given (map, np.vectorize); any other callable (autotrace.grad), or
+    one the source does not name."""
     func = call.func
     if isinstance(func, gast.Name) and func.id in local:
         return True
@@ -324,7 +328,8 @@ def _may_call(call, key, namespace: dict, local: set) -> bool:
     first = 0
     if inspect.ismethod(callee):
         callee, first = callee.__func__, 1
-    if inspect.isfunction(callee) and not (callee.__module__ or "").startswith("autotrace"):
+    if inspect.isfunction(callee) and (_runtime_helper(callee) or not (
+            callee.__module__ or "").startswith("autotrace")):  # (autotrace's API: below)
         parameters, called = _parameters_called(callee)
         if parameters is None or any(isinstance(a, gast.Starred) for a in call.args):
             return parameters is None or bool(called)
@@ -336,6 +341,10 @@ def _may_call(call, key, namespace: dict, local: set) -> bool:
             callee, np.ufunc):
         return getattr(callee, "__name__", None) in _CALLING
     return True
+
+
+def _runtime_helper(function) -> bool:
+    return (function.__module__ or "").startswith("autotrace.runtime.")
 
 
 def _arguments_for(call, function, called) -> list:
