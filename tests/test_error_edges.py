@@ -295,3 +295,49 @@ def test_copies_of_a_traced_value_are_new_arrays():
         return a + b + c
     np.testing.assert_allclose(autotrace.function(f)(X), f(X.copy()))
     assert f(X.copy()) == pytest.approx(X + (X + 1.0) + 2.0 * X)
+
+
+def _repeated_by_a_carried_int(x):
+    n = 1
+    while np.sum(x) < 10:
+        x = x * 2
+        n += 1
+    parts = [x[0], x[1]]
+    return np.mean(np.stack(parts * n))
+
+
+def _repeated_by_a_count_of_the_data(x):
+    return np.mean(np.stack([x[0], x[1]] * np.sum(x > 0)))
+
+
+def _repeated_by_a_size(x):
+    return np.mean(np.stack([x[0], x[1]] * x.shape[0]))
+
+
+@pytest.mark.parametrize("function", [_repeated_by_a_carried_int,
+                                      _repeated_by_a_count_of_the_data])
+@pytest.mark.parametrize("mode", ["function", "function(grad)", "vmap"])
+def test_a_list_repeated_a_traced_number_of_times_is_refused(function, mode):
+    # Python repeats the list n times (6.0 for the first); multiplied element by element, as
+    # traced code did, it gave 18.0
+    x = np.array([1.0, 2.0])
+    run = {"function": lambda: autotrace.function(function)(x),
+           "function(grad)": lambda: autotrace.function(autotrace.grad(function))(x),
+           "vmap": lambda: autotrace.vmap(function)(np.stack([x, x]))}[mode]
+    with pytest.raises(Exception, match=r"a list repeated a traced int's number of times") \
+            as raised:
+        run()
+    assert 'test_error_edges.py", line' in str(raised.value)  # the user's line
+
+
+@pytest.mark.parametrize("function, value, gradient", [
+    (_repeated_by_a_carried_int, 6.0, [2.0, 2.0]),
+    (_repeated_by_a_count_of_the_data, 1.5, [0.5, 0.5]),
+    (_repeated_by_a_size, 1.5, [0.5, 0.5])])
+def test_a_list_repeated_is_computed_where_the_count_is_known(function, value, gradient):
+    x = np.array([1.0, 2.0])
+    assert function(x) == value
+    np.testing.assert_allclose(autotrace.grad(function)(x), gradient)
+    if function is _repeated_by_a_size:  # known when tracing
+        assert autotrace.function(function)(x) == value
+        np.testing.assert_allclose(autotrace.function(autotrace.grad(function))(x), gradient)

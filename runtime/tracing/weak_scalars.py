@@ -437,6 +437,25 @@ class _NotPythonNumber(Exception):
 def operator_method(ufunc, reflected=False):
     """The Tracer's `self <op> other` (`other <op> self` where `reflected`): the ufunc on both,
     a Python number as NumPy takes one (`weak_ufunc`)."""
+    if ufunc is np.multiply:
+        def multiply(self, other):
+            _refuse_traced_repeat(self, other)
+            return weak_ufunc(ufunc, *((read_cells(other), self) if reflected else
+                                       (self, read_cells(other))))
+        return multiply
     if reflected:
         return lambda self, other: weak_ufunc(ufunc, read_cells(other), self)
     return lambda self, other: weak_ufunc(ufunc, self, read_cells(other))
+
+
+def _refuse_traced_repeat(count, other) -> None:
+    """`items * n` of a list or tuple and a traced int (or bool) n: Python repeats the items n
+    times (NumPy's ints are indices), a length the trace cannot know; multiplying element by
+    element, as NumPy's arrays do, would give another value."""
+    if isinstance(other, (list, tuple)) and np.dtype(count.dtype).kind in "biu":
+        raise UntraceableError(
+            f"a {type(other).__name__} repeated a traced int's number of times (items * n, n "
+            f"an int the traced code computes from its arguments or carries through a loop): "
+            f"the length of the result would depend on the values; repeat an array instead "
+            f"(np.tile(np.stack(items), n) where n is known when tracing, or np.repeat), or "
+            f"make n a Python int before the traced code")
