@@ -16,6 +16,7 @@ from .primitives.registry import (  # noqa: F401 - the registry's names, complet
 )
 
 # Each family registers its primitives and bindings when imported.
+from .python_operators import OPERATOR_SYMBOLS  # noqa: F401 - for transforms/, by name
 from .primitives import index as ops_index
 from .primitives import elementwise_functions as ops_elementwise_functions
 from .primitives import grids as ops_grids

@@ -30,6 +30,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from autotrace.runtime.derivatives import adjoint_ops as ops
+from autotrace.runtime.derivatives.copies import copied, deep_copied
 from autotrace.runtime.derivatives.snapshots import in_place_result
 from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
@@ -746,6 +747,9 @@ TABLE += [
     E("helper:broadcast_like", ops.broadcast_like, normal((1, 4), (3, 4)), wrt=(_G,)),
     # `x op= v`'s value (x's dtype where x is an array): linear in `x op v`
     E("helper:in_place_result", in_place_result, normal((3, 4), (3, 4)), wrt=(_G,)),
+    # copy.copy and copy.deepcopy of a value (runtime/derivatives/copies.py): the identity
+    E("helper:copied", copied, normal((3, 4))),
+    E("helper:deep_copied", deep_copied, normal((3, 4))),
     E("helper:unbroadcast_each", ops.unbroadcast_each,
       _with(lambda rng: [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))],
             lambda rng: (rng.standard_normal(3), rng.standard_normal((2, 1)))), wrt=(_G,)),

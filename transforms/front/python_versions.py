@@ -35,7 +35,7 @@ from ..codegen.codegen import load_function
 from ...runtime.derivatives.copies import copied, deep_copied
 from ...runtime.derivatives.snapshots import refuse_in_place_operator
 from ...runtime.primitives.registry import is_traced
-from ...runtime.python_operators import OPERATOR_SYMBOLS
+from ...runtime.ops import OPERATOR_SYMBOLS
 
 _NO_INITIAL = object()  # reduce's initial when none is given
 
