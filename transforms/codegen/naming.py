@@ -10,7 +10,7 @@ import re
 
 import gast
 
-from .nodes import children, nodes_of
+from .nodes import children, node_fields, nodes_of
 
 
 def python_name(text: str) -> str:
@@ -50,8 +50,10 @@ def walk_scope(node):
         yield node
         if isinstance(node, SCOPES):
             continue  # its name (a def) belongs here; its body does not
-        for field in reversed(node._fields):
+        for field in reversed(node_fields(type(node))):
             value = getattr(node, field, None)
+            if value is None:
+                continue
             if isinstance(value, gast.AST):
                 push(value)
             elif isinstance(value, list):
@@ -61,8 +63,8 @@ def walk_scope(node):
 
 
 def name_counts(nodes, context=gast.Load) -> collections.Counter:
-    """How often each name is used in `context` (gast.Load or gast.Store) within `nodes`,
-    nested scopes included."""
+    """How often each name is used in `context` (gast.Load or gast.Store, or a tuple of such
+    classes) within `nodes`, nested scopes included."""
     found = []  # in the order walk meets them, which is the Counter's order
     for root in nodes:
         found += [node.id for node in nodes_of(root)

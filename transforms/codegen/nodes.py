@@ -26,8 +26,19 @@ def walk(node):
     changes the node still walks the children it had."""
     todo = [node]
     append = todo.append
+    fields_of = _NODE_FIELDS.get
     for node in todo:  # the list grows as it is read: a queue
-        _add_children(node, append)
+        # (_add_children written out here and in nodes_of: a call a node costs a fifth)
+        for field in fields_of(type(node)) or node_fields(type(node)):
+            value = getattr(node, field, None)
+            if value is None:
+                continue
+            if isinstance(value, _AST):
+                append(value)
+            elif isinstance(value, list):
+                for item in value:  # (a loop: a generator per list costs more than its items)
+                    if isinstance(item, _AST):
+                        append(item)
         yield node
 
 
@@ -37,19 +48,56 @@ def nodes_of(node) -> list:
     a node."""
     todo = [node]
     append = todo.append
+    fields_of = _NODE_FIELDS.get
     for node in todo:  # the list grows as it is read: a queue
-        _add_children(node, append)
+        for field in fields_of(type(node)) or node_fields(type(node)):
+            value = getattr(node, field, None)
+            if value is None:
+                continue
+            if isinstance(value, _AST):
+                append(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, _AST):
+                        append(item)
     return todo
+
+
+# Fields that hold a name, a number or a constant's value, never a node, by class name (gast's
+# and ast's alike): a walk need not read them. (Not ExceptHandler's `name`: a Name in gast.)
+_ATOM_FIELDS = {
+    "Name": ("id", "type_comment"), "Constant": ("value", "kind"), "Attribute": ("attr",),
+    "keyword": ("arg",), "alias": ("name", "asname"), "ClassDef": ("name",),
+    "FunctionDef": ("name", "type_comment"), "AsyncFunctionDef": ("name", "type_comment"),
+    "Global": ("names",), "Nonlocal": ("names",), "ImportFrom": ("module", "level"),
+    "FormattedValue": ("conversion",), "comprehension": ("is_async",),
+    "AnnAssign": ("simple",), "Assign": ("type_comment",), "For": ("type_comment",),
+    "AsyncFor": ("type_comment",), "With": ("type_comment",), "AsyncWith": ("type_comment",),
+}
+# node class -> its fields that may hold nodes, in order (a class with none: a falsy (),
+# which node_fields answers again, as cheaply)
+_NODE_FIELDS: dict = {}
+
+
+def node_fields(kind) -> tuple:
+    """The fields of node class `kind` that may hold nodes, in `_fields`' order."""
+    fields = _NODE_FIELDS.get(kind)
+    if fields is None:
+        atoms = _ATOM_FIELDS.get(kind.__name__, ())
+        fields = _NODE_FIELDS[kind] = tuple(f for f in kind._fields if f not in atoms)
+    return fields
 
 
 def _add_children(node, append) -> None:
     """append(child) for each node directly under `node`, in ast.iter_child_nodes' order."""
-    for field in node._fields:
+    for field in _NODE_FIELDS.get(type(node)) or node_fields(type(node)):
         value = getattr(node, field, None)
+        if value is None:
+            continue
         if isinstance(value, _AST):
             append(value)
         elif isinstance(value, list):
-            for item in value:  # (a loop: a generator per list costs more than its items)
+            for item in value:
                 if isinstance(item, _AST):
                     append(item)
 

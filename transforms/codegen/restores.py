@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gast
 
-from .cleanup import map_blocks, statements_in
+from .cleanup import map_blocks
 from .naming import name_counts
 from .templates import name, replace
 from ..reverse.sweep_parts import PAIR, SAVE, UNDOES, marked
@@ -31,11 +31,10 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
     adjoint sweep never reads the name, remove_unneeded_saves drops them. Both lists are
     edited in place.
     """
-    stores = name_counts(primal + adjoint, gast.Store) + name_counts(primal + adjoint, gast.Del)
+    stores = name_counts(primal + adjoint, (gast.Store, gast.Del))
     in_loops = set()
-    for statement in statements_in(primal):
-        if isinstance(statement, (gast.For, gast.While)):
-            in_loops |= set(name_counts([statement], gast.Store))
+    for statement in _outermost_loops(primal):  # (a nested loop's names are its loop's)
+        in_loops |= set(name_counts([statement], gast.Store))
     once = {n for n, count in stores.items() if count == 1} - in_loops - set(parameters)
     restored = {}  # the pair of a push and its pop -> the name holding the pushed value
     # id of a primal if -> for each name it changes that holds what a name assigned once
@@ -43,7 +42,7 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
     ifs = {}
 
     def forget(known: dict, statements) -> None:
-        for stored in name_counts(statements, gast.Store) | name_counts(statements, gast.Del):
+        for stored in name_counts(statements, (gast.Store, gast.Del)):
             known.pop(stored, None)
 
     def follow(block, known: dict, in_loop: bool = False) -> dict:
@@ -119,6 +118,16 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
         return out
     primal[:] = map_blocks(primal, rewrite)
     adjoint[:] = map_blocks(adjoint, rewrite)
+
+
+def _outermost_loops(body: list):
+    """The loops in `body`, nested blocks included, but not those inside a loop."""
+    for statement in body:
+        if isinstance(statement, (gast.For, gast.While)):
+            yield statement
+            continue
+        for field in ("body", "orelse"):
+            yield from _outermost_loops(getattr(statement, field, []) or [])
 
 
 def _read_before_assigned(block: list, identifier: str) -> bool:
