@@ -25,7 +25,7 @@ from ..codegen.naming import SCOPES
 from ..front.parsing import MISSING, parse_function, resolve
 from ..front.function_caches import made_from
 from ..codegen.codegen import to_source
-from ..codegen.nodes import children
+from ..codegen.nodes import add_children
 
 # Functions called are read to see which arguments they may return, this many calls deep.
 _DEEPEST_CALLS = 3
@@ -582,11 +582,12 @@ def _up_to_statement(node, parents):
 def _walk(statements):
     """The nodes of `statements`, not entering nested functions, classes or comprehensions."""
     todo = list(statements)
+    pop, push = todo.pop, todo.append
     while todo:
-        node = todo.pop()
+        node = pop()
         yield node
         if not isinstance(node, SCOPES):
-            todo.extend(children(node))
+            add_children(node, push)
 
 
 def _text(node) -> str:

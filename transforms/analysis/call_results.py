@@ -11,6 +11,7 @@ import inspect
 import gast
 import numpy as np
 
+from ..codegen.nodes import nodes_of
 from ..front.parsing import MISSING, resolve
 from ...runtime.derivatives.copies import copied, deep_copied
 from ...runtime.derivatives.items import shallow_copy
@@ -129,7 +130,7 @@ def names_that_may_hold_none(function: gast.FunctionDef, namespace: dict) -> tup
     None: those, and `n = e` where `e` may be None as far as its source says: a call of a
     Python function, an item of a container, an attribute of an object, another such name;
     not a value NumPy or a builtin makes)."""
-    assignments = [node for node in gast.walk(function) if isinstance(node, gast.Assign)]
+    assignments = [node for node in nodes_of(function) if isinstance(node, gast.Assign)]
     literal = frozenset(target for node in assignments for target, value in _pairs(node)
                         if isinstance(value, gast.Constant) and value.value is None)
     arrays = _array_names(function, assignments, namespace)
@@ -167,7 +168,7 @@ def _array_names(function: gast.FunctionDef, assignments: list, namespace: dict)
     for node in assignments:
         for target, value in _pairs(node):
             values.setdefault(target, []).append(value)
-    for node in gast.walk(function):
+    for node in nodes_of(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             stores[node.id] = stores.get(node.id, 0) + 1
     arrays = {name for name, bound in values.items() if stores.get(name) == len(bound)}

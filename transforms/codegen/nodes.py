@@ -28,7 +28,7 @@ def walk(node):
     append = todo.append
     fields_of = _NODE_FIELDS.get
     for node in todo:  # the list grows as it is read: a queue
-        # (_add_children written out here and in nodes_of: a call a node costs a fifth)
+        # (add_children written out here and in nodes_of: a call a node costs a fifth)
         for field in fields_of(type(node)) or node_fields(type(node)):
             value = getattr(node, field, None)
             if value is None:
@@ -88,7 +88,7 @@ def node_fields(kind) -> tuple:
     return fields
 
 
-def _add_children(node, append) -> None:
+def add_children(node, append) -> None:
     """append(child) for each node directly under `node`, in ast.iter_child_nodes' order."""
     for field in _NODE_FIELDS.get(type(node)) or node_fields(type(node)):
         value = getattr(node, field, None)
@@ -106,7 +106,7 @@ def children(node) -> list:
     """The nodes directly under `node`: `ast.iter_child_nodes(node)`, order and all, as a
     list."""
     found = []
-    _add_children(node, found.append)
+    add_children(node, found.append)
     return found
 
 
