@@ -28,7 +28,7 @@ import gast
 
 from ..codegen.naming import Namer, walk_scope
 from ..codegen.templates import name
-from ..codegen.nodes import walk
+from ..codegen.nodes import children, walk
 
 
 # The attribute of an `if` this pass made to guard the statements after one that may jump out
@@ -48,7 +48,7 @@ def _jumps(statements, in_loop: bool = False) -> list:
             continue
         if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
             continue
-        inner = [child for child in gast.iter_child_nodes(node) if isinstance(child, gast.stmt)]
+        inner = [child for child in children(node) if isinstance(child, gast.stmt)]
         kinds += _jumps(inner, in_loop or isinstance(node, (gast.For, gast.While)))
     return list(dict.fromkeys(kinds))
 

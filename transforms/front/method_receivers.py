@@ -34,6 +34,7 @@ import types
 import gast
 import numpy as np
 
+from ..codegen.nodes import add_children
 from ..codegen.templates import name
 from .line_map import user_place
 from .parsing import MISSING, parse_function, resolve
@@ -351,7 +352,7 @@ def name_bindings(statements):
             continue
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             yield node.id, PASSED
-        pending.extend(gast.iter_child_nodes(node))
+        add_children(node, pending.append)
 
 
 def _assigned(target, value):
@@ -379,7 +380,7 @@ def return_statements(statements):
             continue
         if isinstance(node, gast.Return):
             yield node
-        pending.extend(gast.iter_child_nodes(node))
+        add_children(node, pending.append)
 
 
 class ArrayMethodCalls:

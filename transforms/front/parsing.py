@@ -13,7 +13,7 @@ from ..derivative_record import derivative_record
 from ..errors import Location, SourceUnavailableError, TransformError
 from .source_check import check_source_matches, source_changed
 from .function_caches import made_from_code
-from ..codegen.nodes import copy_tree, walk
+from ..codegen.nodes import copy_tree, nodes_of, walk
 
 
 @dataclass
@@ -218,7 +218,7 @@ def _defaults_as_evaluated(node: gast.FunctionDef, func, namespace: dict) -> Non
     positional = arguments.posonlyargs + arguments.args
     given = list(func.__defaults__ or ())
     keyword_values = func.__kwdefaults__ or {}
-    taken = {n.id for n in walk(node) if isinstance(n, gast.Name)} | set(namespace)
+    taken = {n.id for n in nodes_of(node) if isinstance(n, gast.Name)} | set(namespace)
 
     def value_node(parameter: str, value):
         if type(value) in _LITERALS:

@@ -29,7 +29,7 @@ from ..analysis.live_names import LiveNamespace
 from .parsing import parse_function
 from ..codegen.templates import name
 from ..codegen.naming import seed_keyword
-from ..codegen.nodes import walk
+from ..codegen.nodes import nodes_of, walk
 from ..derivative_record import Derivative, derivative_record
 from ..wrt import WithRespectTo
 
@@ -210,7 +210,7 @@ def for_call(func, positional: int, names, seed: str | None = None):
 
 def calls_written_out(tree):
     """The calls in `tree` that pass no `*items` or `**options`."""
-    return [node for node in walk(tree) if isinstance(node, gast.Call)
+    return [node for node in nodes_of(tree) if isinstance(node, gast.Call)
             and not any(isinstance(a, gast.Starred) for a in node.args)
             and not any(k.arg is None for k in node.keywords)]
 
