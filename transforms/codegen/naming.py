@@ -10,7 +10,7 @@ import re
 
 import gast
 
-from .nodes import children, node_fields, nodes_of
+from .nodes import NODE_FIELDS, children, nodes_of
 
 
 def python_name(text: str) -> str:
@@ -50,7 +50,7 @@ def walk_scope(node):
         yield node
         if isinstance(node, SCOPES):
             continue  # its name (a def) belongs here; its body does not
-        for field in reversed(node_fields(type(node))):
+        for field in reversed(NODE_FIELDS[type(node)]):
             value = getattr(node, field, None)
             if value is None:
                 continue

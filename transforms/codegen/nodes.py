@@ -26,10 +26,10 @@ def walk(node):
     changes the node still walks the children it had."""
     todo = [node]
     append = todo.append
-    fields_of = _NODE_FIELDS.get
+    fields_of = NODE_FIELDS
     for node in todo:  # the list grows as it is read: a queue
         # (add_children written out here and in nodes_of: a call a node costs a fifth)
-        for field in fields_of(type(node)) or node_fields(type(node)):
+        for field in fields_of[type(node)]:
             value = getattr(node, field, None)
             if value is None:
                 continue
@@ -48,9 +48,9 @@ def nodes_of(node) -> list:
     a node."""
     todo = [node]
     append = todo.append
-    fields_of = _NODE_FIELDS.get
+    fields_of = NODE_FIELDS
     for node in todo:  # the list grows as it is read: a queue
-        for field in fields_of(type(node)) or node_fields(type(node)):
+        for field in fields_of[type(node)]:
             value = getattr(node, field, None)
             if value is None:
                 continue
@@ -74,23 +74,24 @@ _ATOM_FIELDS = {
     "AnnAssign": ("simple",), "Assign": ("type_comment",), "For": ("type_comment",),
     "AsyncFor": ("type_comment",), "With": ("type_comment",), "AsyncWith": ("type_comment",),
 }
-# node class -> its fields that may hold nodes, in order (a class with none: a falsy (),
-# which node_fields answers again, as cheaply)
-_NODE_FIELDS: dict = {}
 
 
-def node_fields(kind) -> tuple:
-    """The fields of node class `kind` that may hold nodes, in `_fields`' order."""
-    fields = _NODE_FIELDS.get(kind)
-    if fields is None:
+class _FieldsByClass(dict):
+    """node class -> its fields that may hold nodes, in `_fields`' order: found on the first
+    look-up of each class."""
+
+    def __missing__(self, kind) -> tuple:
         atoms = _ATOM_FIELDS.get(kind.__name__, ())
-        fields = _NODE_FIELDS[kind] = tuple(f for f in kind._fields if f not in atoms)
-    return fields
+        fields = self[kind] = tuple(f for f in kind._fields if f not in atoms)
+        return fields
+
+
+NODE_FIELDS = _FieldsByClass()
 
 
 def add_children(node, append) -> None:
     """append(child) for each node directly under `node`, in ast.iter_child_nodes' order."""
-    for field in _NODE_FIELDS.get(type(node)) or node_fields(type(node)):
+    for field in NODE_FIELDS[type(node)]:
         value = getattr(node, field, None)
         if value is None:
             continue
