@@ -584,8 +584,7 @@ def _walk(statements):
     todo = list(statements)
     pop, push = todo.pop, todo.append
     while todo:
-        node = pop()
-        yield node
+        yield (node := pop())
         if not isinstance(node, SCOPES):
             add_children(node, push)
 
