@@ -16,22 +16,7 @@ import pytest
 import autotrace
 from autotrace.transforms.errors import TransformError
 
-from tests.numeric import central_difference
-
-X = np.array([0.5, -1.0, 2.0])
-DIRECTION = np.array([0.3, -0.2, 0.7])
-
-MODES = {
-    "grad": lambda f: autotrace.grad(f)(X),
-    "value_and_grad": lambda f: autotrace.value_and_grad(f)(X),
-    "forward": lambda f: autotrace.forward(f)(X, tangent=DIRECTION),
-    "jvp": lambda f: autotrace.jvp(f, (X,), (DIRECTION,)),
-    "vjp": lambda f: autotrace.vjp(f, X)[1](1.0),
-    "hessian": lambda f: autotrace.hessian(f)(X),
-    "function(grad)": lambda f: autotrace.function(autotrace.grad(f))(X),
-    "vmap(grad)": lambda f: autotrace.vmap(autotrace.grad(f))(np.stack([X, -2.0 * X])),
-}
-
+from tests.test_nested_writer_aliases import MODES, X, check_reader
 
 class Accumulator:
     def __init__(self):
@@ -425,26 +410,7 @@ READERS = [reader_handed_through_a_starred_name, reader_handed_through_a_keyword
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("f", READERS, ids=lambda f: f.__name__)
 def test_a_reader_handed_on_as_a_value_is_differentiated(f, mode):
-    expected = central_difference(f, X)
-    result = MODES[mode](f)
-    options = dict(rtol=1e-6, atol=1e-8)
-    if mode in ("grad", "function(grad)"):
-        np.testing.assert_allclose(result, expected, **options)
-    elif mode == "value_and_grad":
-        assert result[0] == pytest.approx(f(X))
-        np.testing.assert_allclose(result[1], expected, **options)
-    elif mode in ("forward", "jvp"):
-        assert result[0] == pytest.approx(f(X))
-        assert result[1] == pytest.approx(np.sum(expected * DIRECTION), rel=1e-6, abs=1e-8)
-    elif mode == "vjp":
-        np.testing.assert_allclose(result[0], expected, **options)
-    elif mode == "hessian":
-        rows = [central_difference(lambda p, i=i: autotrace.grad(f)(p)[i], X)
-                for i in range(X.size)]
-        np.testing.assert_allclose(result, np.array(rows), rtol=1e-5, atol=1e-6)
-    else:  # vmap(grad)
-        np.testing.assert_allclose(result[0], expected, **options)
-        np.testing.assert_allclose(result[1], central_difference(f, -2.0 * X), **options)
+    check_reader(f, mode)
 
 
 @pytest.mark.parametrize("f", READERS, ids=lambda f: f.__name__)

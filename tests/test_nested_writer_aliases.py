@@ -542,6 +542,11 @@ READERS = [reader_handed_to_a_nested_function, reader_handed_on_twice,
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("f", READERS, ids=lambda f: f.__name__)
 def test_a_reader_handed_on_or_called_by_another_name_is_differentiated(f, mode):
+    check_reader(f, mode)
+
+
+def check_reader(f, mode):
+    """The derivative of the reader f in `mode` (MODES) against finite differences."""
     expected = central_difference(f, X)
     result = MODES[mode](f)
     options = dict(rtol=1e-6, atol=1e-8)
