@@ -334,6 +334,33 @@ REFUSED += [
 ]
 
 
+class LeafAccumulator:
+    def __init__(self):
+        self.total = np.zeros(3)
+
+    def is_leaf(self, v):
+        if getattr(v, "ndim", 0) == 1:
+            self.total += v  # marker: leaf total
+        return False
+
+
+def bound_method_handed_to_tree_map(x):
+    # tree_map hands is_leaf on to tree_flatten (autotrace's runtime), which calls it
+    acc = LeafAccumulator()
+    autotrace.tree_util.tree_map(lambda v: v, [x * 2.0], is_leaf=acc.is_leaf)
+    return np.sum(acc.total * x)
+
+
+REFUSED.append(
+    (bound_method_handed_to_tree_map, _at(bound_method_handed_to_tree_map, 3),
+     f"autotrace cannot differentiate this call of tree_map: it may call "
+     f"LeafAccumulator.is_leaf, given for 'is_leaf', which changes an attribute of 'self' "
+     f"(self.total += ..., {HERE}, line {_line(LeafAccumulator, 'marker: leaf total')}), and "
+     f"autotrace follows what a call returns, not what it changes in the objects it is given, "
+     f"so the gradient of that value would be lost; return the new value (or a new object) "
+     f"from the method instead, and assign it", "change of an attribute"))
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("f, line, message, construct", REFUSED,
                          ids=[case[0].__name__ for case in REFUSED])

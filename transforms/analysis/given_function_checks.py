@@ -272,12 +272,13 @@ def _read_parameters_called(function) -> tuple:
         return None, frozenset()
     node = parsed.node
     names = parameter_names(node)
-    # The runtime's helpers, which generated code calls, call what they are given by name
-    # alone: what they hand on to others is not asked (`map_fields(zeros_like, value)`)
-    own = _runtime_helper(function)
+    own = _runtime_helper(function)  # (see _may_call)
     local = {n.id for n in walk(node) if isinstance(n, gast.Name)
              and isinstance(n.ctx, gast.Store)} | set(names)
-    parameters = set(names)
+    # (*args and **options, called where a function among them is: "*" and "**" in called)
+    starred = {a.id: mark for a, mark in ((node.args.vararg, "*"), (node.args.kwarg, "**"))
+               if a is not None}
+    parameters = set(names) | set(starred)
     from_parameter = {}  # a name bound from a parameter -> that parameter
     for statement in walk(node):
         if isinstance(statement, gast.Assign) and isinstance(statement.value, gast.Name):
@@ -303,9 +304,10 @@ def _read_parameters_called(function) -> tuple:
             for name, key in handed:
                 name = name.value if isinstance(name, gast.Starred) else name
                 if isinstance(name, gast.Name) and name.id in parameters | set(
-                        from_parameter) and (name is func or not own and _may_call(
-                            call, key, parsed.namespace, local)):
-                    called.add(from_parameter.get(name.id, name.id))
+                        from_parameter) and (name is func or _may_call(
+                            call, key, parsed.namespace, local, own)):
+                    parameter = from_parameter.get(name.id, name.id)
+                    called.add(starred.get(parameter, parameter))
     return names, frozenset(called)
 
 
@@ -315,15 +317,17 @@ _CALLING = frozenset({"map", "filter", "sorted", "min", "max", "reduce", "partia
                       "piecewise"})
 
 
-def _may_call(call, key, namespace: dict, local: set) -> bool:
+def _may_call(call, key, namespace: dict, local: set, own: bool = False) -> bool:
     """Whether the callee of `call` may call (or keep, and call later) its argument `key` (a
     position or a keyword): a function of the user's or of autotrace's runtime where it calls,
     or hands on, the parameter given it; Python's and NumPy's functions only where they call
     a function they are given (map, np.vectorize); any other callable (autotrace.grad), or
-    one the source does not name."""
+    one the source does not name. In the runtime's `own` helpers, which generated code calls,
+    a function they were given (`leaf(value)`), a function being read (a recursive call) and
+    one the source does not name (`xp.zeros_like(value)`) call nothing they are handed."""
     func = call.func
     if isinstance(func, gast.Name) and func.id in local:
-        return True
+        return not own
     callee = resolve(func, namespace)
     first = 0
     if inspect.ismethod(callee):
@@ -331,16 +335,26 @@ def _may_call(call, key, namespace: dict, local: set) -> bool:
     if inspect.isfunction(callee) and (_runtime_helper(callee) or not (
             callee.__module__ or "").startswith("autotrace")):  # (autotrace's API: below)
         parameters, called = _parameters_called(callee)
-        if parameters is None or any(isinstance(a, gast.Starred) for a in call.args):
-            return parameters is None or bool(called)
-        name = parameters[key + first] if isinstance(key, int) and key + first < len(
-            parameters) else key
-        return name in called or name not in parameters and bool(called)  # (**options)
+        if parameters is None:
+            return not own
+        if any(isinstance(a, gast.Starred) for a in call.args):
+            return bool(called)
+        return _parameter_of(key + first if isinstance(key, int) else key,
+                             parameters) in called
     module = (getattr(callee, "__module__", None) or "").split(".")[0].lstrip("_")
     if callee is not MISSING and module in ("builtins", "numpy", "functools") or isinstance(
             callee, np.ufunc):
         return getattr(callee, "__name__", None) in _CALLING
-    return True
+    return not own
+
+
+def _parameter_of(key, parameters: list) -> str:
+    """The parameter an argument `key` (a position or a keyword) is given for: one of
+    `parameters`, else "*" (in *args) or "**" (in **options), as _read_parameters_called
+    marks them."""
+    if isinstance(key, int):
+        return parameters[key] if key < len(parameters) else "*"
+    return key if key in parameters else "**"
 
 
 def _runtime_helper(function) -> bool:
@@ -352,9 +366,8 @@ def _arguments_for(call, function, called) -> list:
     if not called:
         return []
     parameters = parameter_names(parse_function(function).node)
-    found = [argument for parameter, argument in zip(parameters, call.args)
-             if parameter in called]
-    return found + [k.value for k in call.keywords if k.arg in called]
+    return [argument for key, argument in [*enumerate(call.args), *(
+        (k.arg, k.value) for k in call.keywords)] if _parameter_of(key, parameters) in called]
 
 
 def _unnamed(argument, namespace: dict) -> bool:
