@@ -345,20 +345,46 @@ class LeafAccumulator:
 
 
 def bound_method_handed_to_tree_map(x):
-    # tree_map hands is_leaf on to tree_flatten (autotrace's runtime), which calls it
-    acc = LeafAccumulator()
+    acc = LeafAccumulator()  # (tree_map hands is_leaf on to tree_flatten, which calls it)
     autotrace.tree_util.tree_map(lambda v: v, [x * 2.0], is_leaf=acc.is_leaf)
     return np.sum(acc.total * x)
 
 
-REFUSED.append(
-    (bound_method_handed_to_tree_map, _at(bound_method_handed_to_tree_map, 3),
-     f"autotrace cannot differentiate this call of tree_map: it may call "
-     f"LeafAccumulator.is_leaf, given for 'is_leaf', which changes an attribute of 'self' "
-     f"(self.total += ..., {HERE}, line {_line(LeafAccumulator, 'marker: leaf total')}), and "
-     f"autotrace follows what a call returns, not what it changes in the objects it is given, "
-     f"so the gradient of that value would be lost; return the new value (or a new object) "
-     f"from the method instead, and assign it", "change of an attribute"))
+def bound_method_handed_to_tree_leaves(x):
+    acc = LeafAccumulator()
+    autotrace.tree_util.tree_leaves([x * 2.0], is_leaf=acc.is_leaf)
+    return np.sum(acc.total * x)
+
+
+def bound_method_handed_to_tree_flatten(x):
+    acc = LeafAccumulator()
+    autotrace.tree_util.tree_flatten({"k": x * 2.0}, acc.is_leaf)
+    return np.sum(acc.total * x)
+
+
+def bound_method_handed_to_tree_structure(x):
+    acc = LeafAccumulator()
+    autotrace.tree_util.tree_structure((x * 2.0,), is_leaf=acc.is_leaf)
+    return np.sum(acc.total * x)
+
+
+def _leaf_state(f, callee: str):
+    return (f, _at(f, 2),
+            f"autotrace cannot differentiate this call of {callee}: it may call "
+            f"LeafAccumulator.is_leaf, given for 'is_leaf', which changes an attribute of "
+            f"'self' (self.total += ..., {HERE}, line "
+            f"{_line(LeafAccumulator, 'marker: leaf total')}), and autotrace follows what a call "
+            f"returns, not what it changes in the objects it is given, so the gradient of that "
+            f"value would be lost; return the new value (or a new object) from the method "
+            f"instead, and assign it", "change of an attribute")
+
+
+REFUSED += [  # (their gradients were a half: [1, -2, 4] for [2, -4, 8])
+    _leaf_state(bound_method_handed_to_tree_map, "tree_map"),
+    _leaf_state(bound_method_handed_to_tree_leaves, "tree_leaves"),
+    _leaf_state(bound_method_handed_to_tree_flatten, "tree_flatten"),
+    _leaf_state(bound_method_handed_to_tree_structure, "tree_structure"),
+]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -221,7 +221,8 @@ def _check(call, classify, namespace: dict, read_after, varied: set) -> list | N
     function of the user's that calls a parameter given a function the source does not name,
     else None. read_after(): arguments_read_after's for the call."""
     resolved = classify(call.func)
-    called = parameters_called(resolved.value) if resolved.kind == "user" else ()
+    called = parameters_called(resolved.value) if resolved.kind == "user" or (
+        resolved.kind in ("rule", "constant") and _runtime_helper(resolved.value)) else ()
     if not any(_unnamed(argument, namespace) for argument in _arguments_for(
             call, resolved.value, called)):
         return None
