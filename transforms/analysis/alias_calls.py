@@ -19,7 +19,8 @@ from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, copied, shallow_cop
                                                NEW_PER_ARGUMENT, NEW_VALUE_BUILTINS,
                                                NEW_VALUE_METHODS,
                                                VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
-                                               numpy_name, python_callee, viewed_arguments)
+                                               numpy_name, own_function, python_callee,
+                                               viewed_arguments)
 from .given_functions import GivenFunctions, as_function
 from ..codegen.naming import SCOPES
 from ..front.parsing import MISSING, parse_function, resolve
@@ -212,7 +213,7 @@ class CallSharing(GivenFunctions):
             # accumulate_item, ...) are read once per kind of reading and depth, and kept on
             # the function: their source and their module's names do not change. A user's
             # function is read again by each analysis, as what its names hold may change.
-            kept = made_from(callee, _RETURNED) if _own(callee) else {}
+            kept = made_from(callee, _RETURNED) if own_function(callee) else {}
             key = (type(self), self.depth)
             if key not in kept:
                 kept[key] = self._read_returned_parameters(callee)
@@ -225,7 +226,7 @@ class CallSharing(GivenFunctions):
             parsed = parse_function(callee)
             sharing = type(self)(parsed.node, parsed.location, parsed.namespace,
                                self.depth + 1, self.returns)
-            sharing.returns_only = _own(callee)
+            sharing.returns_only = own_function(callee)
             sharing.block(parsed.node.body)
         except Exception:  # noqa: BLE001 - no source, or its own writes refused
             return None
@@ -453,12 +454,8 @@ class CallSharing(GivenFunctions):
                 (parameters.index(parameter), parameter, what, parsed.location.filename, line,
                  surely, items) for parameter, (what, line, surely, items) in
                 cls.writes_into_parameters(
-                    parsed.node, parsed.location, parsed.namespace, read=not _own(callee)).items())
+                    parsed.node, parsed.location, parsed.namespace, read=not own_function(callee)).items())
         return made[cls]
-
-
-def _own(function) -> bool:  # whether `function` is one of autotrace's own
-    return (function.__module__ or "").startswith("autotrace.")
 
 
 class CalledWith(collections.namedtuple("CalledWith", "argument items")):

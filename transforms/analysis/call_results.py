@@ -100,6 +100,18 @@ def python_callee(func, local_names: set, namespace: dict):
     return (value, 0) if inspect.isfunction(value) else (None, 0)
 
 
+def own_function(function) -> bool:
+    """Whether the Python function `function` is one of autotrace's own (its API's, its
+    transforms', the runtime's helpers generated code calls)."""
+    return (function.__module__ or "").split(".")[0] == "autotrace"
+
+
+def runtime_helper(function) -> bool:
+    """Whether the Python function `function` is one of the runtime's (the helpers generated
+    code calls: match, seed, tree_flatten, ...), which call what they are given by name."""
+    return (function.__module__ or "").startswith("autotrace.runtime.")
+
+
 def is_one_of(value, group) -> bool:
     try:
         return value in group

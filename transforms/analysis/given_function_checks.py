@@ -26,6 +26,7 @@ import gast
 import numpy as np
 
 from .aliases import Sharing
+from .call_results import own_function, runtime_helper
 from .given_functions import written_given
 from .argument_writes import (arguments_read_after, numpy_function_writes, parameter_names,
                               refuse_arguments_written)
@@ -222,7 +223,7 @@ def _check(call, classify, namespace: dict, read_after, varied: set) -> list | N
     else None. read_after(): arguments_read_after's for the call."""
     resolved = classify(call.func)
     called = parameters_called(resolved.value) if resolved.kind == "user" or (
-        resolved.kind in ("rule", "constant") and _runtime_helper(resolved.value)) else ()
+        resolved.kind in ("rule", "constant") and runtime_helper(resolved.value)) else ()
     if not any(_unnamed(argument, namespace) for argument in _arguments_for(
             call, resolved.value, called)):
         return None
@@ -273,7 +274,7 @@ def _read_parameters_called(function) -> tuple:
         return None, frozenset()
     node = parsed.node
     names = parameter_names(node)
-    own = _runtime_helper(function)  # (see _may_call)
+    own = runtime_helper(function)  # (see _may_call)
     local = {n.id for n in walk(node) if isinstance(n, gast.Name)
              and isinstance(n.ctx, gast.Store)} | set(names)
     # (*args and **options, called where a function among them is: "*" and "**" in called)
@@ -333,8 +334,8 @@ def _may_call(call, key, namespace: dict, local: set, own: bool = False) -> bool
     first = 0
     if inspect.ismethod(callee):
         callee, first = callee.__func__, 1
-    if inspect.isfunction(callee) and (_runtime_helper(callee) or not (
-            callee.__module__ or "").startswith("autotrace")):  # (autotrace's API: below)
+    if inspect.isfunction(callee) and (runtime_helper(callee) or not own_function(
+            callee)):  # (autotrace's API: below)
         parameters, called = _parameters_called(callee)
         if parameters is None:
             return not own
@@ -356,10 +357,6 @@ def _parameter_of(key, parameters: list) -> str:
     if isinstance(key, int):
         return parameters[key] if key < len(parameters) else "*"
     return key if key in parameters else "**"
-
-
-def _runtime_helper(function) -> bool:
-    return (function.__module__ or "").startswith("autotrace.runtime.")
 
 
 def _arguments_for(call, function, called) -> list:

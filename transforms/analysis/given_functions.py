@@ -20,7 +20,7 @@ import inspect
 import gast
 
 from .argument_writes import numpy_function_writes, parameter_names
-from .call_results import python_callee
+from .call_results import own_function, python_callee
 from ..codegen.codegen import to_source
 from ..codegen.naming import walk_scope
 from ..front.function_caches import made_from
@@ -162,7 +162,7 @@ class GivenFunctions:
     def callee_writes(self, node, callee, before: int) -> tuple:
         """parameters_written's tuples for the call `node` of the Python function `callee`,
         with the functions it is given followed where it calls them."""
-        if (callee.__module__ or "").startswith("autotrace.") or not any(
+        if own_function(callee) or not any(
                 self.function_writes(a) for a in node.args + [k.value for k in node.keywords]):
             return self.parameters_written(callee)  # (autotrace's own: as parameters_written)
         try:

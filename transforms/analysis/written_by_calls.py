@@ -13,7 +13,7 @@ import gast
 
 from .aliases import Sharing
 from .argument_writes import base_name, parameter_names
-from .call_results import python_callee
+from .call_results import own_function, python_callee
 from ..codegen.naming import walk_scope
 
 
@@ -67,7 +67,7 @@ def _written(call: gast.Call, local_names: set, namespace: dict) -> list:
     if any(isinstance(a, gast.Starred) for a in call.args):
         return []
     callee, before = python_callee(call.func, local_names, namespace)
-    if callee is None or (callee.__module__ or "").startswith("autotrace."):
+    if callee is None or own_function(callee):
         return []
     written = []
     for record in Sharing.parameters_written(callee):
