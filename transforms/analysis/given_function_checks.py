@@ -219,12 +219,15 @@ def guard_functions_given(body: list, returned: list, location, classify, helper
 
 def _check(call, classify, namespace: dict, read_after, varied: set) -> list | None:
     """check_functions_given's arguments but the file and line for `call`, a call of a
-    function of the user's that calls a parameter given a function the source does not name,
-    else None. read_after(): arguments_read_after's for the call."""
+    function of the user's (or of the runtime's, with a rule: tree_leaves) that calls a
+    parameter given a function the source does not name (for the runtime's, not a class:
+    build_namedtuple(Point, ...)), else None. read_after(): arguments_read_after's for the
+    call."""
     resolved = classify(call.func)
-    called = parameters_called(resolved.value) if resolved.kind == "user" or (
-        resolved.kind in ("rule", "constant") and runtime_helper(resolved.value)) else ()
-    if not any(_unnamed(argument, namespace) for argument in _arguments_for(
+    runtime = resolved.kind in ("rule", "constant") and runtime_helper(resolved.value)
+    called = parameters_called(resolved.value) if resolved.kind == "user" or runtime else ()
+    if not any(_unnamed(argument, namespace) and not (runtime and isinstance(
+            resolve(argument, namespace), type)) for argument in _arguments_for(
             call, resolved.value, called)):
         return None
     return [copy.deepcopy(call.func),
