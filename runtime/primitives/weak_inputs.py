@@ -25,9 +25,16 @@ WEAK_DTYPES = {np.dtype(np.int64): int, np.dtype(np.float64): float,
 
 
 def is_weak_value(value) -> bool:
-    """Whether `value` is a traced value that stands for a Python number."""
+    """Whether `value` is a traced value that stands for a Python number (`make_weak`)."""
     # (asked of its type: a placeholder for an unassigned variable raises on any attribute)
-    return hasattr(type(value), "_weak") and value._weak and value.dtype in WEAK_DTYPES
+    return hasattr(type(value), "_weak") and value._weak
+
+
+def make_weak(value):
+    """Mark the 0-d traced `value` of a Python number's dtype weak; returns it."""
+    if hasattr(type(value), "_weak") and value.shape == () and value.dtype in WEAK_DTYPES:
+        value._weak = True
+    return value
 
 
 # Comparisons of an integer array with a Python int: NumPy 2 compares the number as it is,
@@ -103,21 +110,16 @@ def clip_bounds(a, lower, upper) -> tuple:
         return lower, upper
     info, int64 = np.iinfo(dtype), np.iinfo(np.int64)
     if is_weak_value(lower) and info.min > int64.min:
-        lower = _weak(bind("maximum", lower, np.int64(info.min)))
+        lower = make_weak(bind("maximum", lower, np.int64(info.min)))
     if is_weak_value(upper) and info.max < int64.max:
-        upper = _weak(bind("minimum", upper, np.int64(info.max)))
+        upper = make_weak(bind("minimum", upper, np.int64(info.max)))
     return lower, upper
 
 
 def weak_result(value, result):
     """`result` of a function of `value` alone that gives a Python number for a Python number
     (np.imag(0.5) is Python's (0.5).imag): standing for one where `value` does."""
-    return _weak(result) if is_weak_value(value) and result.dtype in WEAK_DTYPES else result
-
-
-def _weak(value):
-    value._weak = True  # (as runtime/tracing/weak_scalars.make_weak marks it)
-    return value
+    return make_weak(result) if is_weak_value(value) and result.dtype in WEAK_DTYPES else result
 
 
 def _refuses_outside(function, examples: list, weak: list, dtype: np.dtype) -> bool:

@@ -33,7 +33,8 @@ import numpy as np
 
 from ..primitives.elementwise import apply_ufunc, astype, power
 from ..primitives.registry import UntraceableError, is_traced
-from ..primitives.weak_inputs import WEAK_DTYPES, cast_weak_inputs  # (WEAK_DTYPES: from here too)
+from ..primitives.weak_inputs import (  # (WEAK_DTYPES, make_weak: from here too)
+    WEAK_DTYPES, cast_weak_inputs, is_weak_value, make_weak)
 from ..python_operators import BINARY_OPERATORS, UNARY_OPERATORS
 from ..state import read_cells
 from .weak_ints import checked_int, int_power
@@ -49,13 +50,6 @@ _PYTHON_ARITHMETIC = frozenset(ufunc for _, ufunc in BINARY_OPERATORS + UNARY_OP
 _PYTHON_OPERATORS = {ufunc: getattr(operator, f"__{name}__", divmod)
                      for name, ufunc in BINARY_OPERATORS + UNARY_OPERATORS
                      if ufunc in _PYTHON_ARITHMETIC}
-
-
-def make_weak(value):
-    """Mark the 0-d traced `value` of a Python number's dtype weak; returns it."""
-    if hasattr(type(value), "_weak") and value.shape == () and value.dtype in WEAK_DTYPES:
-        value._weak = True
-    return value
 
 
 class Either(NamedTuple):
@@ -149,7 +143,7 @@ def inherit_weak(inner, outer, weak: bool, either: bool = True) -> None:
 
 def is_weak(value) -> bool:
     """A Python number (not a bool) or a traced value that stands for one."""
-    return type(value) in WEAK_NUMBERS or _traced_weak(value)
+    return type(value) in WEAK_NUMBERS or is_weak_value(value)
 
 
 
@@ -367,12 +361,6 @@ def _scalar(value):
     return value
 
 
-def _traced_weak(value) -> bool:
-    # a Tracer has the slot (asked of its type: a placeholder for an unassigned variable
-    # raises on any attribute)
-    return hasattr(type(value), "_weak") and value._weak
-
-
 def weak_ufunc(ufunc, *inputs, operator: bool = True):
     """`ufunc(*inputs)` where an input may be a weak traced value, with the result NumPy 2's
     for the Python number it stands for: a weak value that meets other arrays is cast first to
@@ -388,7 +376,7 @@ def weak_ufunc(ufunc, *inputs, operator: bool = True):
     if operator and ufunc in _PYTHON_OPERATORS and all(type(value) in WEAK_NUMBERS
                                                        for value in inputs):
         return _python_arithmetic(_PYTHON_OPERATORS[ufunc], inputs)
-    if not any(_traced_weak(value) for value in inputs):
+    if not any(is_weak_value(value) for value in inputs):
         return apply_ufunc(ufunc, "__call__", *inputs)
     if all(is_weak(value) for value in inputs):
         result = apply_ufunc(ufunc, "__call__", *inputs)
@@ -404,7 +392,7 @@ def weak_power(base, exponent):
         return on_each_path(weak_power, (base, exponent), {}, "**")
     if type(base) in WEAK_NUMBERS and type(exponent) in WEAK_NUMBERS:
         return _python_arithmetic(pow, (base, exponent))
-    if not (_traced_weak(base) or _traced_weak(exponent)):
+    if not (is_weak_value(base) or is_weak_value(exponent)):
         return power(base, exponent)
     if is_weak(base) and is_weak(exponent):  # (Python's types of two ints' power: weak_ints)
         result = int_power(base, exponent)
