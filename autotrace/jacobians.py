@@ -17,7 +17,6 @@ compared, f is run twice from them on concrete arrays instead (`draws_alike`).
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 from typing import Callable
 
@@ -37,7 +36,7 @@ from autotrace.runtime.containers import (field_names, is_dataclass_instance, ne
 from autotrace.runtime.devices import array_module
 from autotrace.runtime.primitives.registry import is_traced
 from autotrace.runtime.pytrees import node_of, registered, tree_flatten
-from autotrace.runtime.state import current_scope
+from autotrace.runtime.state import cells_as_of, cells_now, current_scope
 from autotrace.runtime.tracing.signature import signature_of
 from autotrace.transforms.codegen.naming import python_name
 from autotrace.transforms.analysis.argument_writes import PARAMETERS_WRITTEN
@@ -93,17 +92,15 @@ def _same_draws_each_run(derivative: Callable, f: Callable, states: RandomStates
     values cannot be told apart: there the user's function is run twice from `states`
     (`call`: f's arguments and keywords; random_states.py `draws_alike`)."""
     first: list = []
-    scope = current_scope()  # traced: each later run reads the trace's state cells as the
-    # first did (a batch-norm layer's moving averages), and its writes are dropped
-    cells = None if scope is None else scope.values_now()
+    cells = cells_now()  # traced: each later run reads the trace's state cells as the first
+    # did (a batch-norm layer's moving averages), and its writes are dropped
 
     def run(*args, **kwargs):
         if not first:
             result = derivative(*args, **kwargs)
             first.append(result[0])
             return result
-        with same_draws(states), contextlib.nullcontext() if scope is None or \
-                current_scope() is not scope else scope.as_of(cells):
+        with same_draws(states), cells_as_of(cells):
             result = derivative(*args, **kwargs)
         if states.sure:
             return result

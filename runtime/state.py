@@ -38,7 +38,7 @@ import sys
 import threading
 import types
 import weakref
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -268,6 +268,22 @@ def replaying(cell: StateCell) -> bool:
 
 def current_scope() -> CaptureScope | None:
     return _scopes.top()
+
+
+def cells_now():
+    """While tracing, the trace's scope and what its state cells hold now (a batch-norm
+    layer's moving averages, which a call moves), for `cells_as_of`; else None."""
+    scope = current_scope()
+    return None if scope is None else (scope, scope.values_now())
+
+
+def cells_as_of(noted):
+    """Within it, the trace's state cells read as when `cells_now()` gave `noted`, and what
+    they are written is dropped after (CaptureScope.as_of): a call run again by a derivative
+    sees what the call saw. Nothing where `noted` is None or its trace is not the current."""
+    if noted is None or current_scope() is not noted[0]:
+        return nullcontext()
+    return noted[0].as_of(noted[1])
 
 
 def capturing(new_input, owner, allow_creation: bool = True):

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import threading
 import weakref
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 from .objects import ObjectGradient, StateWriteError, recomputation
 from .random_states import RandomStates, random_states, refuse_other_draws_again, same_draws
 from .structure import add
-from ..state import current_scope
+from ..state import cells_as_of, cells_now
 
 _ABSENT = object()  # a slot that held nothing: an attribute or a key not there yet
 _UNDOABLE = object()  # a container changed by a method, whose contents cannot be copied
@@ -59,10 +59,7 @@ class StateLog:
         self.entries: list = []
         self.barrier = barrier  # a recomputation's: the logs begun before it note nothing
         self.draws = draws  # the random states when it began, for the recomputation
-        # while tracing: the trace's scope and what its state cells held when it began (a
-        # batch-norm layer's moving averages, which the call moves), for the recomputation
-        scope = current_scope()
-        self.cells = None if scope is None else (scope, scope.values_now())
+        self.cells = cells_now()  # (while tracing: the trace's cells, for the recomputation)
 
     def take_back(self) -> None:
         """Put back what each noted slot held before its first noted write."""
@@ -160,12 +157,9 @@ def state_as_at(log: StateLog):
     log.take_back()
     recomputed = StateLog(barrier=True)
     _logs.open.append(weakref.ref(recomputed))
-    scope, cells = log.cells if log.cells is not None else (None, None)
     try:
         refuse_other_draws_again(log.draws, lambda: _take_back_all(recomputed, log))
-        with recomputation(log), same_draws(log.draws), \
-                nullcontext() if scope is None or current_scope() is not scope \
-                else scope.as_of(cells):
+        with recomputation(log), same_draws(log.draws), cells_as_of(log.cells):
             yield
         for owner, kind, key, _, where in recomputed.entries:
             # (a tangent's ObjectGradient is written by derivatives alone, always noted: one
