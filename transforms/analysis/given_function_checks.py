@@ -77,9 +77,8 @@ def check_functions_given(callee, arguments: tuple, keywords: dict, filename: st
         read_after = tuple(read_after) + tuple(key for key, value in [
             *enumerate(arguments), *keywords.items()] if isinstance(value, functools.partial))
     for key, value in [*enumerate(arguments), *keywords.items()]:
-        name = parameters[key + first] if isinstance(key, int) and key + first < len(
-            parameters) else key
-        if name not in parameters:
+        name = _parameter_of(key + first if isinstance(key, int) else key, parameters)
+        if name not in parameters:  # (*args, **options: "*", "**")
             continue
         written = _value_writes(value)
         if written:
