@@ -34,7 +34,8 @@ from ..primitives.registry import UntraceableError, is_traced
 from .trees import _Slot, map_arrays
 from .type_checks import is_zero_d_array
 from .weak_scalars import (PYTHON_DTYPES, WEAK_DTYPES, either_of, exact_of, holds_either,
-                           is_weak, kind_name, make_weak, on_each_path, scalar_dtype_name)
+                           is_weak, make_weak, on_each_path, on_two_paths,
+                           scalar_dtype_name)
 
 
 def on_each_path_call(function, what: str | None = None):
@@ -144,13 +145,12 @@ class EitherSlot(_Slot):
         dtypes = [np.dtype(PYTHON_DTYPES.get(kind, kind)) for kind in kinds]
         if not known and dtypes[0] != dtypes[1]:  # (a batch traced in another function)
             raise UntraceableError(
-                f"{self.where}\n  leaves this variable {kind_name(self.first)} on one path "
-                f"and {kind_name(self.second)} on the other, and it is returned from a "
+                f"{on_two_paths(self.where, self.first, self.second)}it is returned from a "
                 f"batch (autotrace.vmap) traced here, whose dtype, as np.stack of the "
                 f"examples' results gives it, depends on the paths the examples take: give "
                 f"the variable one type on every path (write "
-                f"np.{scalar_dtype_name(self.first, self.second)}(...) of the Python number set on "
-                f"one of them)")
+                f"np.{scalar_dtype_name(self.first, self.second)}(...) of the Python number set "
+                f"on one of them)")
         dtype = np.result_type(*dtypes)
         if is_traced(value):
             return value if value.dtype == dtype else astype(value, dtype)

@@ -207,8 +207,7 @@ def _replaced(tree, leaf, new):
 def _refused_overflow(either: Either, what: str, error: OverflowError) -> UntraceableError:
     scalar = scalar_dtype_name(either.first, either.second)
     return UntraceableError(
-        f"{either.where}\n  leaves this variable {kind_name(either.first)} on one path and "
-        f"{kind_name(either.second)} on the other, and {what} of it raises NumPy's "
+        f"{on_two_paths(either.where, either.first, either.second)}{what} of it raises NumPy's "
         f"OverflowError on one path ({error}), which one graph cannot raise on that path "
         f"alone: give the variable one type on every path (write np.{scalar}(...) of the "
         f"Python number set on one of them)")
@@ -217,10 +216,9 @@ def _refused_overflow(either: Either, what: str, error: OverflowError) -> Untrac
 def _refused_write(either: Either, what: str) -> UntraceableError:
     scalar = scalar_dtype_name(either.first, either.second)
     return UntraceableError(
-        f"{either.where}\n  leaves this variable {kind_name(either.first)} on one path and "
-        f"{kind_name(either.second)} on the other, and {what} writes it into an array, which "
-        f"would be written as on each path: give the variable one type on every path (write "
-        f"np.{scalar}(...) of the Python number set on one of them)")
+        f"{on_two_paths(either.where, either.first, either.second)}{what} writes it into an "
+        f"array, which would be written as on each path: give the variable one type on every "
+        f"path (write np.{scalar}(...) of the Python number set on one of them)")
 
 
 def _refuse_int_out_of_range(either: Either, result, what: str) -> None:
@@ -296,11 +294,10 @@ def choose(either: Either, first, second, what: str, zero_d_array=None):
 
 def _refused(either: Either, what: str, gives: str) -> UntraceableError:
     return UntraceableError(
-        f"{either.where}\n  leaves this variable {kind_name(either.first)} on one path and "
-        f"{kind_name(either.second)} on the other, and {what} of it gives {gives}, depending "
-        f"on the path: one traced value has one dtype. Give the variable one type on every "
-        f"path (write np.{scalar_dtype_name(either.first, either.second)}(...) of a Python number set "
-        f"on one of them)")
+        f"{on_two_paths(either.where, either.first, either.second)}{what} of it gives {gives}, "
+        f"depending on the path: one traced value has one dtype. Give the variable one type "
+        f"on every path (write np.{scalar_dtype_name(either.first, either.second)}(...) of a "
+        f"Python number set on one of them)")
 
 
 def _shape(value) -> tuple:
@@ -343,6 +340,13 @@ def is_kind(path: tuple, kind):
     if same_kind(path[0], path[1]):
         return same_kind(path[0], kind)
     return path[2] if same_kind(path[0], kind) else np.logical_not(path[2])
+
+
+def on_two_paths(where: str, first, second) -> str:
+    """The opening of a refusal of an either-value made at `where` of kinds `first` and
+    `second`: what it leaves the variable on each path, up to what is done with it."""
+    return (f"{where}\n  leaves this variable {kind_name(first)} on one path and "
+            f"{kind_name(second)} on the other, and ")
 
 
 def kind_name(kind) -> str:
