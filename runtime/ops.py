@@ -31,6 +31,8 @@ from .primitives import reduce as ops_reduce
 from .primitives import shape as ops_shape
 from .primitives import stride_tricks as ops_stride_tricks
 from .primitives import trapezoid as ops_trapezoid
+from .primitives import statistics as ops_statistics
+from .primitives import order_statistics as ops_order_statistics
 from .primitives import convolution
 from .primitives import pooling
 from .primitives import keyed_random as random

@@ -103,8 +103,8 @@ REAL_RULES = {
                     "the derivatives of a complex Hermitian matrix's are refused (no conjugates)"),
     # not holomorphic in complex values: refused (runtime/derivatives/real_only.py)
     **{entry.name: "not holomorphic in complex values: refused" for entry in TABLE
-       if entry.name.split("/")[0] in ("var", "std", "linalg.slogdet", "linalg.pinv",
-                                       "linalg.norm", "linalg.vector_norm")},
+       if entry.name.split("/")[0] in ("var", "std", "nanvar", "nanstd", "linalg.slogdet",
+                                       "linalg.pinv", "linalg.norm", "linalg.vector_norm")},
     **{entry.name: "its solution reads conj(a) (a^+ is the pseudo-inverse's): refused"
        for entry in TABLE if entry.func in LSTSQ},
     **{entry.name: "it correlates with conj(v), not holomorphic in v: refused in reverse mode"

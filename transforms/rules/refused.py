@@ -75,8 +75,8 @@ _BY_RANK = ("the value at a rank, found by sorting: sort with np.sort and index 
             "result (np.sort(x, axis)[..., k]), which is differentiated")
 _BY_VALUE = ("selects elements by their values, so the result's shape depends on them: "
              "compute the indices outside the differentiated function and index with them")
-_NAN = ("a reduction that skips NaNs: reduce np.where(np.isnan(x), fill, x) with "
-        "the plain reduction (fill 0.0 for sums, 1.0 for products, -np.inf for max)")
+_NAN = ("a cumulative function that skips NaNs: accumulate np.where(np.isnan(x), fill, x) "
+        "with the plain one (fill 0.0 for np.cumsum, 1.0 for np.cumprod)")
 _IN_PLACE = ("writes into its first argument in place: write x[index] = value, or build a new "
              "array with np.where")
 _PER_ELEMENT = ("calls a Python function for each element or slice: write the computation on "
@@ -93,13 +93,11 @@ REFUSED = {
                      "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.irfft",
                      "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft",
                      "fft.ihfft", "roots", "linalg.eig", "linalg.eigvals"], _COMPLEX),
-    **dict.fromkeys(["median", "nanmedian", "percentile", "nanpercentile", "quantile",
-                     "nanquantile", "partition"], _BY_RANK),
+    **dict.fromkeys(["nanmedian", "nanpercentile", "nanquantile", "partition"], _BY_RANK),
     **dict.fromkeys(["unique", "unique_values", "unique_all", "unique_counts",
                      "unique_inverse", "union1d", "intersect1d", "setdiff1d", "setxor1d",
                      "trim_zeros"], _BY_VALUE),
-    **dict.fromkeys(["nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nanstd",
-                     "nanvar", "nancumsum", "nancumprod"], _NAN),
+    **dict.fromkeys(["nancumsum", "nancumprod"], _NAN),
     **dict.fromkeys(["copyto", "put", "put_along_axis", "place", "putmask"], _IN_PLACE),
     "fill_diagonal": ("writes into its first argument in place: autotrace follows it as a "
                       "statement of its own, np.fill_diagonal(a, val), with a a variable"),
@@ -115,8 +113,6 @@ REFUSED = {
     "extract": _BY_VALUE + " (x[mask] is differentiated)",
     "select": "write nested np.where(condition, x, y), which is differentiated",
     "choose": "write np.where, or np.take_along_axis with the choices stacked",
-    "average": "write np.sum(a * w, axis) / np.sum(w, axis)",
-    "ptp": "write np.max(a, axis) - np.min(a, axis)",
     "cov": "write it with np.mean and @: (x - m) @ (x - m).T / (n - 1)",
     "corrcoef": "write the covariance with np.mean and @, then divide by the "
                  "outer product of its diagonal's square roots",

@@ -1,0 +1,110 @@
+"""Helpers of the rules of the NaN-skipping reductions, np.average, the order statistics
+(np.quantile, np.percentile, np.median) and the running extrema (np.maximum.accumulate): the
+positions and weights a rule reads, constants to the gradient, each computed as the bindings in
+runtime/primitives/statistics.py and order_statistics.py compute them."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..devices import array_module
+from ..primitives.order_statistics import quantile_picks, reduced_axes, running
+from ..primitives.statistics import along_axis_shape
+from .dtypes import as_weights, real_dtype
+
+
+def not_nan_count(a, axis=None, keepdims=False):
+    """How many elements of `a` over `axis` are not NaN, in the real dtype of `a` (a count a
+    gradient of that dtype is divided by)."""
+    xp = array_module(a)
+    return xp.sum(as_weights(xp.logical_not(xp.isnan(a)), a, always=True), axis=axis,
+                  keepdims=keepdims)
+
+
+def average_weight_shape(a, weights, axis=None) -> tuple:
+    """The shape np.average gives its `weights` beside `a` (1-d ones set along `axis`)."""
+    return along_axis_shape(np.ndim(a), weights, None if axis is None else axis % np.ndim(a))
+
+
+def picked_shape(a, q, axis=None, name="quantile") -> tuple:
+    """The shape of an order statistic before keepdims: q's, then `a`'s without the axes."""
+    axes = reduced_axes(np.ndim(a), axis)
+    rest = tuple(size for i, size in enumerate(np.shape(a)) if i not in axes)
+    return (() if name == "median" else np.shape(q)) + rest
+
+
+def order_position(a, q, axis=None, method="linear", name="quantile", upper=False):
+    """Where the lower (upper: the upper) of the one or two sorted elements an order statistic
+    interpolates lies, along the merged axis (runtime/primitives/order_statistics.py)."""
+    points = quantile_picks(a, q, axis, method, name)
+    return points.following if upper else points.previous
+
+
+def _column(a, values, axis):
+    """`values` (of q's shape) shaped to broadcast over the axes an order statistic keeps."""
+    kept = np.ndim(a) - len(reduced_axes(np.ndim(a), axis))
+    return np.reshape(values, np.shape(values) + (1,) * kept)
+
+
+def order_weight(a, q, axis=None, method="linear", name="quantile"):
+    """The weight of the upper of the two elements an order statistic interpolates (gamma;
+    the lower's is 1 - gamma), at q, shaped to broadcast over the kept axes, in the real
+    dtype of `a`."""
+    points = quantile_picks(a, q, axis, method, name)
+    if name != "median" and method not in ("linear", "midpoint"):  # (one element, taken)
+        return _column(a, np.zeros(points.shape, real_dtype(a)), axis)
+    return _column(a, points.gamma(real_dtype(a)), axis)
+
+
+def quantile_slope(a, q, axis=None, method="linear", name="quantile"):
+    """d gamma / d q: how fast the weight of the upper element grows with q ((n - 1) for
+    'linear', divided by 100 for a percentile, where the two elements differ; 0 for the other
+    methods, whose weights are piecewise constant in q), shaped as `order_weight`."""
+    points = quantile_picks(a, q, axis, method, name)
+    count = int(np.prod([np.shape(a)[i] for i in reduced_axes(np.ndim(a), axis)],
+                        dtype=np.int64))
+    rate = (count - 1) / (100 if name == "percentile" else 1) if method == "linear" else 0
+    slopes = np.where(points.previous == points.following, 0, rate).astype(real_dtype(a))
+    return _column(a, slopes, axis)
+
+
+def held(q):
+    """q's value, a constant to the gradient: `q - held(q)` is zero, with q's derivatives
+    (a list of q's values as an array, which a list takes from)."""
+    return np.asarray(q) if isinstance(q, (list, tuple)) else q
+
+
+def as_column(v, shape):
+    """`v` (an array of q's shape) reshaped to `shape`; a Python number stays one (weak)."""
+    if isinstance(v, (int, float)):
+        return v
+    return array_module(v).reshape(v, shape)
+
+
+def kept_axes(a, q, axis=None):
+    """The axes of an order statistic (before keepdims) after q's: those kept from `a`."""
+    start = np.ndim(q)
+    return tuple(range(start, start + np.ndim(a) - len(reduced_axes(np.ndim(a), axis))))
+
+
+def running_argument(a, y, axis=0):
+    """Where each element of y = np.maximum.accumulate(a, axis) (or np.minimum's) was taken
+    from: the position along `axis` of the running extremum, the first of tied ones (a later
+    element equal to it does not take its place); a NaN, once met, is carried on from there."""
+    xp = array_module(a)
+    axis = 0 if axis is None else axis % np.ndim(a)
+    length = np.shape(a)[axis]
+    index = [slice(None)] * np.ndim(a)
+    index[axis] = slice(0, length - 1)
+    before = y[tuple(index)]
+    index[axis] = slice(1, None)
+    after = y[tuple(index)]
+    same = xp.logical_or(xp.equal(after, before),
+                         xp.logical_and(xp.isnan(after), xp.isnan(before)))
+    first = [(0, 0)] * np.ndim(a)
+    first[axis] = (1, 0)
+    changed = xp.pad(xp.logical_not(same), first, constant_values=True)
+    shape = [1] * np.ndim(a)
+    shape[axis] = length
+    positions = xp.reshape(xp.arange(length), shape)
+    return running(np.maximum, xp.where(changed, positions, 0), axis)
+

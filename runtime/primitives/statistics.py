@@ -1,0 +1,147 @@
+"""NumPy's reductions that skip NaNs (np.nansum, nanmean, nanmax, nanmin, nanprod, nanvar,
+nanstd), np.ptp and np.average, traced as NumPy computes them, with the ops of the plain
+reductions: NaNs replaced by the reduction's identity (0 for sums, 1 for products, -inf or inf
+for max or min), counts of the elements that are not NaN, and the same arithmetic in the same
+order, so the result is NumPy's in value and dtype. An array of integers holds no NaN: its nan
+reduction is the plain one, as in NumPy."""
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import reject_arguments, static, traces
+
+
+def _as_array(a):
+    return a if hasattr(a, "dtype") else np.asarray(a)
+
+
+def _holds_nan(a) -> bool:
+    """Whether `a`'s dtype can hold NaN (floating or complex)."""
+    return np.dtype(a.dtype).kind in "fc"
+
+
+def _kept(keepdims) -> bool:
+    return False if keepdims is np._NoValue else bool(static(keepdims, "keepdims"))
+
+
+def _counted(mask, axis, keepdims, dtype):
+    """How many elements `mask` leaves in (its False ones) over `axis`, in `dtype`."""
+    return np.sum(np.logical_not(mask), axis=axis, keepdims=keepdims).astype(dtype)
+
+
+@traces(np.nansum)
+def bind_nansum(a, axis=None, dtype=None, out=None, keepdims=np._NoValue):
+    reject_arguments("numpy.nansum", out=out)
+    a = _as_array(a)
+    filled = np.where(np.isnan(a), 0, a) if _holds_nan(a) else a
+    return np.sum(filled, axis=axis, dtype=dtype, keepdims=_kept(keepdims))
+
+
+@traces(np.nanprod)
+def bind_nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue):
+    reject_arguments("numpy.nanprod", out=out)
+    a = _as_array(a)
+    filled = np.where(np.isnan(a), 1, a) if _holds_nan(a) else a
+    return np.prod(filled, axis=axis, dtype=dtype, keepdims=_kept(keepdims))
+
+
+def _nan_extremum(reduction, fill):
+    def binding(a, axis=None, out=None, keepdims=np._NoValue):
+        reject_arguments(f"numpy.nan{reduction.__name__}", out=out)
+        a = _as_array(a)
+        keepdims = _kept(keepdims)
+        if not _holds_nan(a):
+            return reduction(a, axis=axis, keepdims=keepdims)
+        # NumPy's fmax.reduce: the extremum of the numbers, NaN where a slice is all NaN.
+        mask = np.isnan(a)
+        extremum = reduction(np.where(mask, fill, a), axis=axis, keepdims=keepdims)
+        return np.where(np.all(mask, axis=axis, keepdims=keepdims), np.nan, extremum)
+    return binding
+
+
+traces(np.nanmax)(_nan_extremum(np.max, -np.inf))
+traces(np.nanmin)(_nan_extremum(np.min, np.inf))
+
+
+@traces(np.nanmean)
+def bind_nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue):
+    reject_arguments("numpy.nanmean", out=out)
+    a = _as_array(a)
+    keepdims = _kept(keepdims)
+    if not _holds_nan(a):
+        return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    mask = np.isnan(a)
+    total = np.sum(np.where(mask, 0, a), axis=axis, dtype=dtype, keepdims=keepdims)
+    return total / _counted(mask, axis, keepdims, total.dtype)
+
+
+@traces(np.nanvar)
+def bind_nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue):
+    reject_arguments("numpy.nanvar", out=out)
+    a = _as_array(a)
+    keepdims = _kept(keepdims)
+    if not _holds_nan(a):
+        return np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    mask = np.isnan(a)
+    filled = np.where(mask, 0, a)
+    total = np.sum(filled, axis=axis, dtype=dtype, keepdims=True)
+    centered = np.where(mask, 0, filled - total / _counted(mask, axis, True, total.dtype))
+    squares = np.sum(centered * centered, axis=axis, dtype=dtype, keepdims=keepdims)
+    freedom = _counted(mask, axis, keepdims, squares.dtype) - ddof
+    # (no degrees of freedom left: NaN, as NumPy writes it)
+    return np.where(freedom <= 0, np.nan, squares / freedom)
+
+
+@traces(np.nanstd)
+def bind_nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue):
+    return np.sqrt(bind_nanvar(a, axis, dtype, out, ddof, keepdims))
+
+
+@traces(np.ptp)
+def bind_ptp(a, axis=None, out=None, keepdims=np._NoValue):
+    reject_arguments("numpy.ptp", out=out)
+    keepdims = _kept(keepdims)
+    return np.max(a, axis=axis, keepdims=keepdims) - np.min(a, axis=axis, keepdims=keepdims)
+
+
+def along_axis_shape(ndim: int, weights, axis) -> tuple:
+    """The shape np.average gives 1-d `weights` of an array of `ndim` dimensions: set along
+    `axis`, 1 along the others; weights of the array's own shape keep theirs."""
+    if np.ndim(weights) == ndim:
+        return np.shape(weights)
+    if axis is None:
+        raise TypeError("Axis must be specified when shapes of a and weights differ.")
+    if np.ndim(weights) != 1:
+        raise TypeError("1D weights expected when shapes of a and weights differ.")
+    shape = [1] * ndim
+    shape[axis] = np.shape(weights)[0]
+    return tuple(shape)
+
+
+@traces(np.average)
+def bind_average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
+    a = _as_array(a)
+    keepdims = _kept(keepdims)
+    returned = bool(static(returned, "returned of numpy.average"))
+    if weights is None:
+        average = np.mean(a, axis=axis, keepdims=keepdims)
+        count = np.size(a) / max(np.size(average), 1)
+        scale = np.full(np.shape(average), count, dtype=average.dtype)
+    else:
+        weights = _as_array(weights)
+        if np.shape(weights) != np.shape(a):
+            axis = static(axis, "axis of numpy.average")
+            if isinstance(axis, int):
+                axis = axis % max(np.ndim(a), 1)
+            elif axis is not None:
+                raise TypeError("1D weights expected when shapes of a and weights differ.")
+            if np.ndim(weights) == 1 and np.shape(weights)[0] != np.shape(a)[axis]:
+                raise ValueError("Length of weights not compatible with specified axis.")
+            weights = np.reshape(weights, along_axis_shape(np.ndim(a), weights, axis))
+        kinds = (a.dtype, weights.dtype) + (("f8",) if np.dtype(a.dtype).kind in "iub" else ())
+        result_dtype = np.result_type(*kinds)
+        weights = weights.astype(result_dtype)
+        scale = np.sum(weights, axis=axis, keepdims=keepdims)
+        average = np.sum(a.astype(result_dtype) * weights, axis=axis, keepdims=keepdims) / scale
+        scale = np.broadcast_to(scale, np.shape(average)) + np.zeros_like(average)
+    return (average, scale) if returned else average
