@@ -5,8 +5,8 @@ A quantile is one or two elements of the sorted array interpolated: with the axe
 moved first and merged into one (`merged`), sorted along it, the elements at `previous` and
 `next` (`quantile_points`, from q known while tracing) are combined as NumPy's _lerp combines
 them, a + (b - a) t (or b - (b - a) (1 - t) where t >= 1/2), so the result is NumPy's in value
-and dtype. The methods are those whose virtual index is a fixed function of q: 'linear' (the
-default), 'lower', 'higher', 'nearest' and 'midpoint' (JAX's); others are refused by name.
+and dtype. The methods are JAX's: 'linear' (the default), 'lower', 'higher', 'nearest' and
+'midpoint'; NumPy's others are refused, by name.
 np.median is the mean of the one or two middle elements, as NumPy computes it. A slice holding
 NaN sorts it last, and its result is NaN.
 
@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..user_frames import user_code_site
 from .registry import (UntraceableError, normalize_axis, reject_arguments, static, traces,
                        ufunc_methods)
 
@@ -102,8 +103,10 @@ def quantile_points(n: int, q, method: str, name: str, dtype=np.float64) -> Poin
     """The Points of the quantiles q (known while tracing) of n sorted elements by `method`,
     computed in `dtype` (q_dtype of the q given)."""
     if method not in QUANTILE_METHODS:
+        site = user_code_site()  # (the user's line, where a derivative's code calls this)
         raise UntraceableError(
-            f"autotrace cannot trace or differentiate numpy.{name} with method={method!r}: "
+            ("" if site is None else f'File "{site[0]}", line {site[1]}: ')
+            + f"autotrace cannot trace or differentiate numpy.{name} with method={method!r}: "
             f"it supports method= {', '.join(repr(m) for m in QUANTILE_METHODS)}")
     if n == 0:
         raise UntraceableError(f"autotrace cannot trace numpy.{name} of an empty slice")

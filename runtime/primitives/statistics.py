@@ -30,24 +30,28 @@ def _counted(mask, axis, keepdims, dtype):
 
 
 @traces(np.nansum)
-def bind_nansum(a, axis=None, dtype=None, out=None, keepdims=np._NoValue):
-    reject_arguments("numpy.nansum", out=out)
+def bind_nansum(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *,
+                initial=np._NoValue, where=np._NoValue):
+    reject_arguments("numpy.nansum", out=out, initial=initial, where=where)
     a = _as_array(a)
     filled = np.where(np.isnan(a), 0, a) if _holds_nan(a) else a
     return np.sum(filled, axis=axis, dtype=dtype, keepdims=_kept(keepdims))
 
 
 @traces(np.nanprod)
-def bind_nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue):
-    reject_arguments("numpy.nanprod", out=out)
+def bind_nanprod(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *,
+                 initial=np._NoValue, where=np._NoValue):
+    reject_arguments("numpy.nanprod", out=out, initial=initial, where=where)
     a = _as_array(a)
     filled = np.where(np.isnan(a), 1, a) if _holds_nan(a) else a
     return np.prod(filled, axis=axis, dtype=dtype, keepdims=_kept(keepdims))
 
 
 def _nan_extremum(reduction, fill):
-    def binding(a, axis=None, out=None, keepdims=np._NoValue):
-        reject_arguments(f"numpy.nan{reduction.__name__}", out=out)
+    def binding(a, axis=None, out=None, keepdims=np._NoValue, *, initial=np._NoValue,
+                where=np._NoValue):
+        reject_arguments(f"numpy.nan{reduction.__name__}", out=out, initial=initial,
+                         where=where)
         a = _as_array(a)
         keepdims = _kept(keepdims)
         if not _holds_nan(a):
@@ -64,8 +68,9 @@ traces(np.nanmin)(_nan_extremum(np.min, np.inf))
 
 
 @traces(np.nanmean)
-def bind_nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue):
-    reject_arguments("numpy.nanmean", out=out)
+def bind_nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, *,
+                 where=np._NoValue):
+    reject_arguments("numpy.nanmean", out=out, where=where)
     a = _as_array(a)
     keepdims = _kept(keepdims)
     if not _holds_nan(a):
@@ -76,8 +81,9 @@ def bind_nanmean(a, axis=None, dtype=None, out=None, keepdims=np._NoValue):
 
 
 @traces(np.nanvar)
-def bind_nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue):
-    reject_arguments("numpy.nanvar", out=out)
+def bind_nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
+                where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
+    reject_arguments("numpy.nanvar", out=out, where=where, mean=mean, correction=correction)
     a = _as_array(a)
     keepdims = _kept(keepdims)
     if not _holds_nan(a):
@@ -93,8 +99,10 @@ def bind_nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue
 
 
 @traces(np.nanstd)
-def bind_nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue):
-    return np.sqrt(bind_nanvar(a, axis, dtype, out, ddof, keepdims))
+def bind_nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=np._NoValue, *,
+                where=np._NoValue, mean=np._NoValue, correction=np._NoValue):
+    reject_arguments("numpy.nanstd", out=out, where=where, mean=mean, correction=correction)
+    return np.sqrt(bind_nanvar(a, axis, dtype, None, ddof, keepdims))
 
 
 @traces(np.ptp)
