@@ -25,11 +25,13 @@ import numpy as np
 from autotrace.placement import placed
 from autotrace.runtime.devices import DeviceError, device_of, is_gpu_array, to_device
 from autotrace.runtime.state import StateCell, StateError, current_scope, owned
+from autotrace.runtime.derivatives.snapshots import IN_PLACE_SYMBOLS
 from autotrace.runtime.derivatives.structure import array_module
 from autotrace.runtime.python_operators import (BINARY_OPERATORS, COMPARISON_OPERATORS,
                                                UNARY_OPERATORS)
 from autotrace.runtime.tracing.tracer import Tracer
 from autotrace.runtime.tracing.weak_scalars import exact_of
+from autotrace.runtime.user_frames import user_code_site
 
 _UIDS = itertools.count()
 
@@ -93,7 +95,11 @@ class Variable(StateCell):
 
     It changes by `assign`, `assign_add` and `assign_sub` only: the NumPy array it holds is
     read-only, and so are the views it hands out (`np.asarray(v)`, `v.value()`, `v[1:]`),
-    which NumPy refuses to write; `v.numpy()` is a copy, to write freely.
+    which NumPy refuses to write; `v.numpy()` is a copy, to write freely. As in TensorFlow,
+    `v += x` (and `-=`, `*=`, `/=`, ...) is refused, since it would rebind `v` (or
+    `self.v`) to a plain array that is no longer trained or checkpointed: write
+    `v.assign_add(x)`. A slice `v[1:]` is an array, with no `assign`: assign the whole new
+    value (`new = v.value().copy(); new[1:] = u; v.assign(new)`).
 
     Arguments:
         initial_value: an array, a number, a nested list, or a function of no arguments that
@@ -313,6 +319,29 @@ def _binary(ufunc, reflected=False):
 for _dunder, _ufunc in BINARY_OPERATORS:
     setattr(Variable, f"__{_dunder}__", _binary(_ufunc))
     setattr(Variable, f"__r{_dunder}__", _binary(_ufunc, reflected=True))
+
+def _in_place(dunder: str):
+    """`v op= x` on a Variable, refused (as TensorFlow's is): Python would bind the name or
+    attribute to the plain array `v op x`, so that `self.v += 1` leaves the model holding an
+    array no optimizer trains and no checkpoint saves."""
+    symbol = IN_PLACE_SYMBOLS[f"i{dunder}"]
+    instead = {"add": "v.assign_add(x)", "sub": "v.assign_sub(x)"}.get(
+        dunder, f"v.assign(v {symbol[:-1]} x)")
+
+    def refuse(self, other):
+        site = user_code_site()
+        where = "" if site is None else f"File \"{site[0]}\", line {site[1]}: "
+        raise TypeError(
+            f"{where}`v {symbol} x` on Variable {self.name!r} is not supported: it would "
+            f"replace the Variable with a plain array, which is no longer trained or "
+            f"checkpointed. Write {instead} to change the Variable, or `y = v "
+            f"{symbol[:-1]} x` for a new array")
+    return refuse
+
+
+for _dunder, _ufunc in BINARY_OPERATORS:
+    if f"i{_dunder}" in IN_PLACE_SYMBOLS:
+        setattr(Variable, f"__i{_dunder}__", _in_place(_dunder))
 
 for _dunder, _ufunc in COMPARISON_OPERATORS:
     setattr(Variable, f"__{_dunder}__", _binary(_ufunc))

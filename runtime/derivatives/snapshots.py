@@ -21,6 +21,7 @@ import numpy as np
 from ..array_api import numpy_dtype
 from ..errors import TracingError
 from ..containers import rebuild
+from ..state import StateCell
 
 
 def snapshot(value):
@@ -101,14 +102,20 @@ def refuse_cast_in_place(value, operand, ufunc: str, filename: str, line: int) -
     """Before `x op= v`, which a derivative reads as `x = x op v` (transforms/front/
     inplace.py): NumPy writes the result of the ufunc into an array x, and raises where its
     dtype does not cast to x's by the rule "same_kind" (no float into an integer array, no
-    integer into a boolean one); so does this, rather than give x the new dtype."""
+    integer into a boolean one); so does this, rather than give x the new dtype. An
+    autotrace.Variable x refuses `x op= v` itself (it would become a plain array): so it does
+    here too, where the derivative would read it as `x = x op v` and not ask it."""
+    refused = getattr(type(value), f"__i{_DUNDERS.get(ufunc, ufunc)}__", None) \
+        if isinstance(value, StateCell) else None
+    if refused is not None:
+        refused(value, operand)
     if not is_mutable_array(value):
         return
     dtype = numpy_dtype(value.dtype)
     if hasattr(operand, "dtype") and not isinstance(operand, np.generic):
         operand = np.empty((), numpy_dtype(operand.dtype))
     elif isinstance(operand, (list, tuple)):
-        operand = np.asarray(operand)
+        operand = np.empty((), _list_dtype(operand))
     result = np.result_type(np.empty((), dtype), operand)
     if ufunc == "divide" and result.kind in "biu":
         result = np.dtype(np.float64)  # (true division of integers gives floats)
@@ -116,6 +123,20 @@ def refuse_cast_in_place(value, operand, ufunc: str, filename: str, line: int) -
         raise TypeError(f"Cannot cast ufunc {ufunc!r} output from {result!r} to {dtype!r} "
                         f"with casting rule 'same_kind' (File \"{filename}\", line {line}: "
                         f"the array changed in place there keeps its dtype, {dtype})")
+
+
+# The name of the in-place operator method that runs each ufunc (`x += v`: __iadd__).
+_DUNDERS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "truediv",
+            "floor_divide": "floordiv", "remainder": "mod", "power": "pow"}
+
+
+def _list_dtype(items) -> np.dtype:
+    """The dtype np.asarray gives a list or tuple, read from the dtypes of its items (a traced
+    item's value is not known while tracing, so the list cannot be converted)."""
+    dtypes = [_list_dtype(item) if isinstance(item, (list, tuple)) else
+              numpy_dtype(item.dtype) if hasattr(item, "dtype") else np.asarray(item).dtype
+              for item in items]
+    return np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
 
 
 def in_place_result(result, target):

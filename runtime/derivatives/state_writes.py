@@ -29,6 +29,7 @@ from ..object_slots import kept_as_graph_state
 from ..object_walk import cell_filled
 from ..primitives.index import holds_traced
 from ..python_operators import AUGMENTED_OPERATORS
+from ..state import StateCell
 from .adjoint_ops import unbroadcast
 from .objects import (ObjectGradient, StateWriteError, entry_at, is_dataclass_instance,
                       is_plain_object, nonzero_gradient, recomputing, replaced_at)
@@ -303,6 +304,8 @@ def call_method(owner, method: str, arguments: tuple, where: str = "",
 
 def _updated(current, value, symbol: str, what: str, where: str):
     in_place, plain = AUGMENTED_OPERATORS[symbol]
+    if isinstance(current, StateCell):  # an autotrace.Variable's own `op=`, which refuses it
+        return in_place(current, value)
     if isinstance(current, np.ndarray) and current.ndim > 0:
         raise StateWriteError(
             f"{where}: autotrace cannot change the array {what} in place ({symbol}=) in a "

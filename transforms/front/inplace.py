@@ -196,8 +196,9 @@ def _cast_check(statement, helper, location: Location, fresh) -> list:
     derivative reads it as `x = x op v`, which would give x a new dtype instead. A value that
     is no name or constant is computed once, into a name of its own."""
     ufunc, target = _UFUNCS.get(type(statement.op)), statement.target
-    if ufunc is None or not isinstance(target, (gast.Name, gast.Subscript)) or any(
-            isinstance(node, gast.Call) for node in walk(target)):
+    # (`self.v op= x` too: an autotrace.Variable there refuses it)
+    if ufunc is None or not isinstance(target, (gast.Name, gast.Subscript, gast.Attribute)) \
+            or any(isinstance(node, gast.Call) for node in walk(target)):
         return []
     hoisted = []
     if not isinstance(statement.value, (gast.Name, gast.Constant)):
