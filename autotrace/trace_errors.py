@@ -131,12 +131,32 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
     # A shape or index rule of an op (`matmul: shapes (2, 3) and (2, 3) do not match`) says
     # what is wrong but not where: the user's line is added, as for autotrace's own errors.
     op_rule = isinstance(error, (ValueError, IndexError)) and raised_by_an_op(error)
-    if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule:
+    written = _traced_item_written(error)
+    if written:
+        message += _TRACED_ITEM_WRITTEN
+    if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule or written:
         frame = getattr(error, "place", None) or _user_frame(error)  # (where it is known)
         if frame is not None:
             message += located(frame.filename, frame.lineno, frame.name)
     error.args = (message,)
     error._autotrace_explained = True
+
+
+# NumPy's "setting an array element with a sequence", from `a[i] = t` where `a` is a concrete
+# array the converted code cannot rebind (an object's attribute: `self.hist[1] = x.sum()`).
+_TRACED_ITEM_WRITTEN = (
+    " (a traced value is written into a NumPy array that is not traced: one held by an object "
+    "or made outside the traced function, which NumPy cannot hold a traced value in. Write "
+    "into a copy and assign it back, which the traced graph keeps as the object's state: "
+    "`hist = self.hist.copy(); hist[i] = value; self.hist = hist`)")
+
+
+def _traced_item_written(error: BaseException) -> bool:
+    """Whether NumPy raised `error` writing a traced value into an item of a concrete array
+    (it asks the value for a Python number, which a traced value has none of)."""
+    return isinstance(error, ValueError) and \
+        isinstance(error.__cause__, TracerConversionError) and \
+        "setting an array element with a sequence" in str(error)
 
 
 def explain_run_error(error: BaseException, batched: bool = False) -> None:
