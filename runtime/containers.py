@@ -205,7 +205,8 @@ def zeros_like(value):
         return 0.0
     if isinstance(value, complex) and not hasattr(value, "dtype"):
         return 0j
-    if hasattr(value, "dtype") and hasattr(value, "shape"):
+    if hasattr(value, "dtype") and hasattr(value, "shape") and not isinstance(value, type):
+        # (a class has them too, as descriptors: dtype=np.float64 carries no gradient)
         if isinstance(value, np.generic):
             return np.dtype(float_dtype(value.dtype)).type(0)
         if type(value) is not np.ndarray:  # a CuPy array or a traced value: its own zeros

@@ -43,7 +43,7 @@ from .codegen.naming import seed_keyword
 from .session import Session
 from .traced_calls import cache_of, refuse_holding_traced, traced_call, traced_derivative
 from .wrt import SELF, WithRespectTo
-from .rules.core import adjoint, adjoint_rules, d, tangent
+from .rules.core import adjoint, adjoint_rules, d, lists_read_as_arrays, tangent
 from .rule_evaluation import rule_jvp, rule_vjp
 from .codegen.codegen import load_function
 from .unpacked_reruns import calling_line as _calling_line, refuse_writer_run_again
@@ -63,19 +63,20 @@ def _as_called(derivative):
 def caller_of(func, args, kwargs):
     """For a function with a rule but no source (`np.sin`), a Python function that calls it
     with these arguments (`def call_sin(x0): return sin(x0)`), whose source derivatives of
-    derivatives can read; any other function as it is."""
+    derivatives can read (of a list NumPy reads as an array: asarray(x0)); any other as it is."""
     if classify_value_safely(func) != "rule":
         return func
-    cache = cache_of(func)
-    key = ("caller", len(args), tuple(kwargs))
+    cache, lists = cache_of(func), lists_read_as_arrays(func, args)
+    key = ("caller", len(args), tuple(kwargs), lists)
     if key not in cache:
         label = re.sub(r"\W", "_", getattr(func, "__name__", "function")).strip("_") or "f"
         positional = [f"x{i}" for i in range(len(args))]
         parameters = positional + (["*"] + list(kwargs) if kwargs else [])
-        passed = positional + [f"{k}={k}" for k in kwargs]
+        passed = [f"asarray({x})" if i in lists else x for i, x in enumerate(positional)] + [
+            f"{k}={k}" for k in kwargs]
         source = (f"def call_{label}({', '.join(parameters)}):\n"
                   f"    return {label}({', '.join(passed)})\n")
-        cache[key] = load_function(source, f"call_{label}", {label: func},
+        cache[key] = load_function(source, f"call_{label}", {label: func, "asarray": np.asarray},
                                    hint=f"call_{label}")
     return cache[key]
 

@@ -8,10 +8,11 @@ import gast
 
 from ..runtime.derivatives.structure import zeros_like
 from ..runtime.primitives.index import as_array
+from ..runtime.derivatives.structural_adjoints import unarray
 from ..runtime.derivatives.tangent_ops import read_as_array
 from .codegen.codegen import load_function, to_source
-from .rules.core import (adjoint_rules, instantiate, instantiate_tangent, reads_list_as_array,
-                         tangent_rules)
+from .rules.core import (adjoint_rules, instantiate, instantiate_tangent, lists_read_as_arrays,
+                         reads_list_as_array, tangent_rules)
 from .codegen.templates import name
 
 
@@ -23,6 +24,7 @@ def rule_vjp(func, *args, **kwargs):
     """
     rule = adjoint_rules[func]
     y = func(*args, **kwargs)
+    args, kwargs, lists = _lists_as_arrays(func, args, kwargs)
     counter = itertools.count()
     values = {}
 
@@ -43,7 +45,28 @@ def rule_vjp(func, *args, **kwargs):
     function = load_function(source, "vjp", dict(rule.namespace), hint="rule")
     if not values:
         values["_"] = None
-    return y, lambda dy: function(y, dy, **values)
+    return y, lambda dy: _gradients_of_lists(function(y, dy, **values), lists)
+
+
+def _lists_as_arrays(func, args: tuple, kwargs: dict):
+    """The arguments with each list or tuple that NumPy's `func` reads as one array
+    (np.logaddexp.reduce([a, b])) made that array, for the rule's operators, which would
+    repeat or join lists; and those lists, by the rule's parameter."""
+    rule, args, kwargs, lists = adjoint_rules[func], list(args), dict(kwargs), {}
+    names = list(rule.signature.parameters)
+    for key in lists_read_as_arrays(func, args, kwargs):
+        holder = args if isinstance(key, int) else kwargs
+        lists[names[key] if isinstance(key, int) else key] = holder[key]
+        holder[key] = as_array(holder[key])
+    return tuple(args), kwargs, lists
+
+
+def _gradients_of_lists(gradients: dict, lists: dict) -> dict:
+    """The rule's gradients, that of a list read as an array in the list's structure."""
+    for parameter, given in lists.items():
+        if gradients.get(parameter) is not None:
+            gradients[parameter] = unarray(gradients[parameter], given)
+    return gradients
 
 
 def rule_jvp(func, args, tangents, **kwargs):

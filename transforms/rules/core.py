@@ -69,11 +69,27 @@ def reads_list_as_array(function, parameter: str) -> bool:
 
 
 def reads_lists(function) -> bool:
-    """Whether `function` is NumPy's, other than np.asarray and np.array."""
+    """Whether `function` is NumPy's, other than np.asarray and np.array (a ufunc's method,
+    np.logaddexp.reduce, included)."""
     if function is np.asarray or function is np.array:
         return False
     module = getattr(function, "__module__", None) or ""
-    return isinstance(function, np.ufunc) or module == "numpy" or module.startswith("numpy.")
+    return isinstance(function, np.ufunc) or isinstance(getattr(function, "__self__", None),
+                                                        np.ufunc) or \
+        module == "numpy" or module.startswith("numpy.")
+
+
+def lists_read_as_arrays(function, args: tuple, kwargs: dict = {}) -> tuple:
+    """The positions of `args`, and the names of `kwargs`, that hold a list or tuple where
+    NumPy's `function` reads one array (by the parameter its rule names there)."""
+    rule = adjoint_rules.get(function) or tangent_rules.get(function)
+    if rule is None or not any(isinstance(v, (list, tuple)) for v in (*args, *kwargs.values())):
+        return ()
+    names = [p.name for p in rule.signature.parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    given = [*zip(range(len(args)), names, args), *((k, k, v) for k, v in kwargs.items())]
+    return tuple(key for key, name, value in given
+                 if isinstance(value, (list, tuple)) and reads_list_as_array(function, name))
 
 
 class RuleError(Exception):
