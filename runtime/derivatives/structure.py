@@ -23,6 +23,7 @@ from .fresh_memory import _IMMUTABLE, _apart_from_arguments, fresh_gradients  # 
 from .no_gradient import check_output, refuse_text_argument
 from .real_only import real_part
 from ..state import StateCell, StateError, current_sink, holds_state
+from ..abstract import UnknownSizeError, is_unknown
 
 
 def zero_seed(value):
@@ -205,6 +206,14 @@ def _on_entries_of(value, dy):
 
 def _check_seed(value, dy, path: str) -> None:
     """`dy` against the output `value`; `path` leads to both from the top (`[0]['w']`)."""
+    if dy is not None and _is_traced(value) and _unknown_sizes(value) and \
+            not _unknown_sizes(dy):
+        raise UnknownSizeError(
+            f"dy{path} has shape {_shape(dy)}, but the size of {_output(path)} "
+            f"({value.aval}) is known only when the traced graph runs (the elements a traced "
+            f"boolean mask selects, x[mask]), so no seed can be shaped like it while tracing: "
+            f"jacrev and vmap of a gradient trace it. Use autotrace.jacobian(f), which runs "
+            f"the gradient once per row, or keep the shape: np.where(mask, x, 0.0)")
     if dy is None or _is_traced(value) or _is_traced(dy):
         return  # no gradient here, or shapes known only when the trace runs
     output = f"output{path}" if path else "the output"
@@ -229,6 +238,15 @@ def _check_seed(value, dy, path: str) -> None:
     if _shape(dy) != _shape(value):
         raise ValueError(f"dy{path} has shape {_shape(dy)}, but {output} has shape "
                          f"{_shape(value)}: dy{path} is its gradient, shaped like it")
+
+
+def _output(path: str) -> str:
+    return f"output{path}" if path else "the output"
+
+
+def _unknown_sizes(value) -> bool:
+    """Whether `value` is traced with a dimension whose size only the graph's run knows."""
+    return is_unknown(getattr(value, "aval", None))
 
 
 def _shape(value) -> tuple:
