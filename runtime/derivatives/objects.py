@@ -23,6 +23,7 @@ from ..containers import (field_names, is_dataclass_instance, rebuild,  # noqa: 
 from ..object_walk import users_classes
 from ..primitives.memory import is_users_object
 from ..errors import TracingError
+from ..user_frames import user_code_site
 
 
 def operator_on_object(detail: str) -> TypeError:
@@ -175,10 +176,12 @@ def check_stored(owner, attribute: str) -> None:
         return
     computed = inspect.getattr_static(type(owner), attribute, None)
     if isinstance(computed, (property, functools.cached_property)):
+        site = user_code_site()  # (of a derivative's code: the user's line it was made from)
+        where = "" if site is None else f"File \"{site[0]}\", line {site[1]}: "
         raise TypeError(
-            f"autotrace cannot differentiate through the property {type(owner).__name__}."
-            f"{attribute} of an object whose attributes carry gradient; make it a method "
-            f"and call it ({attribute}() instead of .{attribute})")
+            f"{where}autotrace cannot differentiate through the property "
+            f"{type(owner).__name__}.{attribute} of an object whose attributes carry gradient; "
+            f"make it a method and call it ({attribute}() instead of .{attribute})")
 
 
 def add_objects(a, b, add):

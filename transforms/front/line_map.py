@@ -115,7 +115,9 @@ def user_lines(definition: gast.FunctionDef, printed: ast.FunctionDef, filename:
         line = getattr(mine, _USER_LINE, None)
         if line is None or type(mine).__name__ != type(statement).__name__:
             continue
-        place = (filename, line) if outer is None else outer.get(line)
+        # (a line of the primal's adjoint sweep is found under its `# Grad of line N`)
+        place = (filename, line) if outer is None else \
+            outer.get(line) or user_place(filename, line)
         if place is not None:
             lines[statement.lineno] = place
     return lines
