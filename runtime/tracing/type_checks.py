@@ -46,6 +46,7 @@ from ..errors import TracingError
 from ..graph import Var
 from ..primitives.registry import UntraceableError, is_traced
 from ..primitives.shape import RESHAPE
+from ..user_frames import user_code_site
 from .weak_scalars import WEAK_DTYPES, kinds_of
 
 SCALAR, ARRAY = "a NumPy scalar", "a 0-d array"  # what a 0-d traced value stands for
@@ -122,6 +123,10 @@ class TracerAttributeError(AttributeError, TracingError):
     a handler of AttributeError in the traced function does not catch this one."""
 
 
+# An autotrace.Variable's methods that change it, which a slice of one (an array) lacks.
+_VARIABLE_METHODS = frozenset({"assign", "assign_add", "assign_sub"})
+
+
 def missing_attribute(tracer, name: str):
     """A traced value's `__getattr__`, reached for an attribute it lacks: AttributeError (as
     hasattr expects), which for one of an ndarray's is tracing's (TracerAttributeError) and says
@@ -132,6 +137,14 @@ def missing_attribute(tracer, name: str):
             f"array's values, shape and dtype, not the layout of its memory, which the "
             f"compiled graph chooses. Read it outside the traced function, or leave it out "
             f"(np.ascontiguousarray(x) and x.copy() are right whatever the layout)")
+    if name in _VARIABLE_METHODS:  # `v[1:].assign(u)`: TensorFlow's sliced assign
+        site = user_code_site()
+        where = "" if site is None else f"File \"{site[0]}\", line {site[1]}: "
+        raise AttributeError(
+            f"{where}{type(tracer).__name__!r} object has no attribute {name!r}: an item or slice "
+            f"of an autotrace.Variable (v[1:]) is an array, not a Variable, and has no "
+            f".{name}. Assign the whole new value: `new = v.value().copy(); new[1:] = u; "
+            f"v.assign(new)`")
     if not hasattr(np.ndarray, name):  # (an ndarray's own dunders too: __array_namespace__)
         raise AttributeError(f"{type(tracer).__name__!r} object has no attribute {name!r}")
     raise TracerAttributeError(
