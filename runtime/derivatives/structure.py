@@ -211,9 +211,10 @@ def _check_seed(value, dy, path: str) -> None:
         raise UnknownSizeError(
             f"dy{path} has shape {_shape(dy)}, but the size of {_output(path)} "
             f"({value.aval}) is known only when the traced graph runs (the elements a traced "
-            f"boolean mask selects, x[mask]), so no seed can be shaped like it while tracing: "
-            f"jacrev and vmap of a gradient trace it. Use autotrace.jacobian(f), which runs "
-            f"the gradient once per row, or keep the shape: np.where(mask, x, 0.0)")
+            f"boolean mask selects, x[mask]), so no seed can be shaped like it while the "
+            f"gradient is traced (by autotrace.function, vmap or jacrev). Run it untraced "
+            f"(autotrace.jacobian(f) runs it once per row), or keep the shape: "
+            f"np.where(mask, x, 0.0)")
     if dy is None or _is_traced(value) or _is_traced(dy):
         return  # no gradient here, or shapes known only when the trace runs
     output = f"output{path}" if path else "the output"
