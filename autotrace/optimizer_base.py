@@ -131,8 +131,9 @@ class Optimizer:
             `iterations`, the step counter, after this step.
 
         Raises:
-            ValueError: a gradient's shape differs from its Variable's, or every gradient is
-                None (the loss does not depend on the variables).
+            ValueError: a gradient's shape differs from its Variable's, a Variable has two
+                gradients, or every gradient is None (the loss does not depend on the
+                variables).
             TypeError: a gradient is not numbers, or is complex for a real Variable, or does
                 not cast safely to its Variable's dtype.
 
@@ -250,7 +251,7 @@ class Optimizer:
         return var_list
 
     def _checked_pairs(self, grads_and_vars) -> list:
-        pairs, skipped = [], []
+        pairs, skipped, positions = [], [], {}
         for position, pair in enumerate(grads_and_vars):
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and
                     isinstance(pair[1], Variable)):
@@ -272,6 +273,14 @@ class Optimizer:
                     f"has shape {tuple(np.shape(gradient))}, but the Variable has shape "
                     f"{tuple(variable.shape)}")
             self._check_dtype(gradient, variable)
+            if id(variable) in positions:
+                # Keras would update it once a pair, from the state the first update left:
+                # not the step its summed gradient makes, which is what a loss meant
+                raise ValueError(
+                    f"{self.name}.apply_gradients: Variable {variable.name!r} has two "
+                    f"gradients (items {positions[id(variable)]} and {position}); give it "
+                    f"one, their sum, where both are parts of one loss's gradient")
+            positions[id(variable)] = position
             pairs.append((gradient, variable))
         if not pairs:
             raise ValueError(f"{self.name}.apply_gradients: no gradients to apply (None for "
