@@ -125,8 +125,8 @@ def owned(value):
     """`value`, an array that a cell now holds alone, made read-only where it is NumPy's: what
     the cell hands out (`np.asarray(v)`, `v[1:]`, `v.reshape(...)`) is its memory, and a write
     into that would change the cell behind its writes, and the values handed out before."""
-    if isinstance(value, np.ndarray) and value.flags.writeable:
-        value.flags.writeable = False
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)  # (quicker than reading the flag first)
     return value
 
 

@@ -29,3 +29,36 @@ def test_apply_gradients_refuses_a_variable_given_twice_and_changes_nothing(trac
     # Adam's first: each element moves by the learning rate against its gradient's sign
     optimizer.apply_gradients([(None, w), (np.array([3.0, -3.0]), w)])
     np.testing.assert_allclose(w.numpy(), [0.9, 2.1], rtol=1e-6)
+
+
+def _written_apart(x, v, w):
+    a = x * 2.0
+    v.assign(a)
+    w.assign(a)
+    return a[1:]
+
+
+@pytest.mark.parametrize("body, expected_v, expected_w", [
+    (lambda x, v, w: v.assign(x), [1.0, 2.0, 3.0], None),  # the caller's array itself
+    (lambda x, v, w: (v.assign(x * 2.0), w.assign(v)), [2.0, 4.0, 6.0], [2.0, 4.0, 6.0]),
+    (lambda x, v, w: (v.assign(x.T), x[::-1]), [1.0, 2.0, 3.0], None),  # a view of it
+    (_written_apart, [2.0, 4.0, 6.0], [2.0, 4.0, 6.0]),  # a new array, returned viewed too
+    (lambda x, v, w: (v.assign(x + 1.0), w.assign(x + 1.0)), [2.0, 3.0, 4.0], [2.0, 3.0, 4.0]),
+])
+def test_variables_written_by_a_cached_trace_own_their_arrays(body, expected_v, expected_w):
+    v, w = at.Variable(np.zeros(3), name="v"), at.Variable(np.zeros(3), name="w")
+    step = at.function(lambda x: body(x, v, w))
+    for _ in range(2):  # the trace, then the cached graph
+        x = np.array([1.0, 2.0, 3.0])
+        result = step(x)
+        arrays = [x] + [item for item in (result if isinstance(result, tuple) else [result])
+                        if isinstance(item, np.ndarray) and item.flags.writeable]
+        for array in arrays:  # a write into what the caller holds reaches no Variable
+            array[...] = -7.0
+        np.testing.assert_array_equal(v.numpy(), expected_v)
+        if expected_w is not None:
+            np.testing.assert_array_equal(w.numpy(), expected_w)
+        for variable in (v, w):
+            with pytest.raises(ValueError, match="read-only"):
+                np.asarray(variable)[0] = 1.0
+    assert step.trace_count == 1

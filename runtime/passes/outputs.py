@@ -64,6 +64,17 @@ def _buffers(graph: Graph) -> list[frozenset]:
     return [of(value) for value in graph.outputs]
 
 
+def outputs_sharing(graph: Graph) -> list[bool]:
+    """For each output of `graph`, whether it may share memory with a graph input, a mutable
+    constant or another output: False for one an equation computes into new memory that no
+    other output is or views. The optimized graph's outputs share no more (FreshOutputs), so
+    a caller that stores outputs apart checks only those (runtime/tracing/trees.py `_store`)."""
+    buffers = _buffers(graph)
+    return [any(buffer[0] != "new" for buffer in found) or
+            any(found & other for position, other in enumerate(buffers) if position != index)
+            for index, found in enumerate(buffers)]
+
+
 def _control_buffers(equation: Equation, of) -> list | None:
     """For each output of a `cond` or `while` equation, the buffers it may be or view, read
     from its branches or loop body (`of`: the buffers of a value outside), or None for any

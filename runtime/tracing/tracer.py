@@ -597,4 +597,4 @@ def trace(function, args: tuple = (), kwargs: dict | None = None,
     structure.arguments_written = arguments_written(builder)
     structure.zero_d_written = zero_d_written(builder)
     structure.zero_d_arrays, structure.python_ints = tuple(zero_d_arrays), sizes.at(outputs)
-    return Graph(builder.inputs, builder.equations, outputs), structure
+    return structure.noting_sharing(Graph(builder.inputs, builder.equations, outputs))

@@ -10,6 +10,7 @@ import numpy as np
 from ..containers import (KEPT_CONTAINERS, instance_fields, is_dataclass_instance,
                           kept_as_they_are, new_dataclass, rebound_items, rebuild)
 from ..devices import is_gpu_array
+from ..passes.outputs import outputs_sharing
 from ..pytrees import registered, sorted_keys
 from ..state import owned
 
@@ -79,6 +80,10 @@ class OutputStructure:
     # the positions of outputs that are sizes the function returns (tracer_sizes.py): given
     # as Python ints, as NumPy's shapes hold them
     python_ints: tuple = ()
+    # for each of `written`, whether the value written may share memory with an argument, a
+    # constant, a cell read or another output (runtime/passes/outputs.py outputs_sharing):
+    # those `_store` checks; None: all of them
+    written_shared: tuple | None = None
 
     def __init__(self, template, captured: list = (), written: list = (), flagged=()):
         self.template = template  # the result with each graph output replaced by _Slot(i)
@@ -92,6 +97,14 @@ class OutputStructure:
         self.slots_alone = True not in owning  # (where no cell owns its value: _store)
         self.slots_too = False in owning
         self.flagged = list(flagged.values() if isinstance(flagged, dict) else flagged)
+
+    def noting_sharing(self, graph) -> tuple:
+        """(`graph`, the trace whose outputs end with the values written into cells, and this
+        structure), which notes which of those values may share memory (`written_shared`)."""
+        if self.written:
+            count = len(graph.outputs) - len(self.written)
+            self.written_shared = tuple(outputs_sharing(graph)[count:])
+        return graph, self
 
     def run(self, compiled, arrays) -> object:
         """The function's result from running `compiled` (the graph) on the call's `arrays`,
@@ -118,13 +131,29 @@ class OutputStructure:
             for cell, value in zip(self.written, values):
                 cell._value = value
             return
+        if self.written_shared is None:
+            pairs = list(zip(self.written, values))
+        else:  # those that share no memory are new arrays: owned as they are
+            pairs = []
+            for cell, value, shared in zip(self.written, values, self.written_shared):
+                if shared:
+                    pairs.append((cell, value))
+                    continue
+                if cell.owns_values:
+                    if type(value) is np.ndarray:  # (`owned`, on the path most values take)
+                        value.setflags(write=False)
+                    else:
+                        value = owned(value)
+                cell._value = value
+            if not pairs:
+                return
         held = {id(_memory(array)) for array in arrays}
         held.update(id(_memory(array)) for array in result)
         if self.slots_too:
             held.update(id(_memory(value)) for cell, value in (*zip(self.captured, read),
-                                                               *zip(self.written, values))
+                                                               *pairs)
                         if not cell.owns_values)
-        for cell, value in zip(self.written, values):
+        for cell, value in pairs:
             if cell.owns_values:
                 memory = id(_memory(value))
                 if memory in held and hasattr(value, "copy"):
