@@ -25,6 +25,7 @@ from autotrace import transforms
 from autotrace.runtime.tracing.control_statements import HELPERS as STATEMENT_HELPERS, NUMPY_REPLACEMENTS
 from autotrace.runtime.tracing.tracer_eithers import function_name as numpy_name, on_each_path_call
 from autotrace.runtime.tracing.tracer_list_arguments import reads_arrays, with_lists_as_arrays
+from autotrace.runtime.state import traced_reverse_derivative_code
 from autotrace.transforms.control_flow.control_flow_build import convert
 from autotrace.transforms.analysis.calls import note_own_rule
 from autotrace.transforms.dynamic_calls import (derivative_conversion, jvp_call, vjp_call,
@@ -88,6 +89,8 @@ def for_tracing(function):
         known = made.get("for_tracing")
         if known is None:
             known = made["for_tracing"] = convert(function, HELPERS)
+            if record is not None and record.mode == "reverse" and inspect.isfunction(known):
+                traced_reverse_derivative_code.add(known.__code__)  # (runtime/state.py)
         return known
 
 

@@ -95,7 +95,10 @@ class StateCell:
             if held is not None:
                 return held[1]
         scope = current_scope()
-        return self._value if scope is None else scope.read(self)
+        if scope is not None:
+            return scope.read(self)
+        rerun = reruns.top()
+        return self._value if rerun is None else rerun.read(self)
 
     def write(self, value) -> None:
         """Replace the value (while tracing: record the write; while gradients are collected:
@@ -104,14 +107,27 @@ class StateCell:
         if sink is not None:
             sink.epochs[-1].writes[id(self)] = (self, value)
             return
-        if _inside_reverse_derivative() and not replaying(self):
+        scope = current_scope()
+        if scope is None and reruns.top() is not None:
+            reruns.top().write(self, value)  # a call run again: dropped at its end
+            return
+        if scope is not None and scope.running_again:
+            scope.write(self, value)  # (dropped at its end, as_of)
+            return
+        inside = _inside_reverse_derivative(
+            reverse_derivative_code if scope is None else traced_reverse_derivative_code)
+        if inside == _FIRST_RUN:
+            _refuse_read_by_caller(self, reverse_derivative_code if scope is None else
+                                   traced_reverse_derivative_code)
+            if scope is None:  # (a trace's CaptureScope notes its own)
+                whole_call_writes.log.append((self, self._value))
+        elif inside and not replaying(self):
             raise StateError(
                 f"{self.state_label()} is assigned inside a function that autotrace.grad "
                 "differentiates: its adjoint sweep runs the forward pass of the functions it "
                 "calls again, which would assign it again (and draw different random numbers); "
                 "take the gradient with autotrace.implicit_grad or implicit_value_and_grad, "
                 "which hold assignments back until the gradient is done")
-        scope = current_scope()
         if scope is None:
             self._value = owned(value) if self.owns_values else value
         else:
@@ -158,6 +174,7 @@ class CaptureScope:
         self.current: dict[int, object] = {}  # id(cell) -> the value the trace sees now
         self.written: dict[int, StateCell] = {}
         self.flagged: dict[int, StateCell] = {}  # the cells whose trainable flag it read
+        self.running_again = 0  # how many `as_of` blocks are open
 
     def read(self, cell: StateCell):
         key = id(cell)
@@ -192,9 +209,11 @@ class CaptureScope:
         # a cell first read since: the graph input; one written but never read: read anew
         self.current.update((key, self.inputs[key]) for key in after
                             if key not in values and key in self.inputs)
+        self.running_again += 1
         try:
             yield
         finally:
+            self.running_again -= 1
             self.current.clear()
             self.current.update(after)
             self.written.clear()
@@ -212,15 +231,26 @@ class CaptureScope:
         return [self.current[key] for key in self.written]
 
 
-# The code objects of generated reverse-mode derivatives (registered as they are made).
-# Held weakly: a derivative no longer used takes its code with it.
+# The code objects of generated reverse-mode derivatives (registered as they are made), and of
+# their versions converted for tracing (autotrace/conversion.py). Held weakly: a derivative no
+# longer used takes its code with it.
 reverse_derivative_code: "weakref.WeakSet" = weakref.WeakSet()
+traced_reverse_derivative_code: "weakref.WeakSet" = weakref.WeakSet()
 
 
-def _inside_reverse_derivative() -> bool:
+_FIRST_RUN = "first run"
+
+
+def _inside_reverse_derivative(codes=reverse_derivative_code):
+    """Whether the write being made (two frames up) runs inside generated reverse code (of
+    `codes`): True; _FIRST_RUN where it runs inside the first run of a call that such code runs
+    whole, then again for its gradient (derivatives/whole_calls.py `whole_call_state`)."""
+    first_run = first_runs.top()
     frame = sys._getframe(2)
     while frame is not None:
-        if frame.f_code in reverse_derivative_code:
+        if frame is first_run:
+            return _FIRST_RUN
+        if frame.f_code in codes:
             return True
         frame = frame.f_back
     return False
@@ -264,6 +294,54 @@ def replaying(cell: StateCell) -> bool:
     """Whether writes to `cell` replay a call's draws now (see `replays`)."""
     replayed = _replays.top()
     return replayed is not None and id(cell) in replayed
+
+
+# --- calls that generated reverse code runs whole (runtime/derivatives/whole_calls.py) ---------
+
+class _WholeCalls(threading.local):
+    """The writes of the first runs of calls that generated reverse code runs whole, then
+    again for their gradient (a module's call, transforms/dynamic_calls.py `_called_whole`),
+    while one such call waits for its run again: (cell, its value before the write) in
+    order, so that a run again sees the cells as its call did."""
+
+    def __init__(self):
+        self.log: list = []
+        self.waiting = 0
+
+
+whole_call_writes = _WholeCalls()
+first_runs = ThreadStack()  # the frames that run a whole call the first time, innermost last
+# the runs again in progress, innermost last (derivatives/whole_calls.py RunAgain)
+reruns = ThreadStack()
+
+
+def _refuse_read_by_caller(cell: StateCell, codes=reverse_derivative_code) -> None:
+    """Refuse a write, in the first run of a call that generated reverse code runs whole, to a
+    cell that code read before the call (it holds the cell in a name): its adjoint sweep would
+    read the cell again, and see the new value where its forward pass saw the old one."""
+    seen: set = set()
+    pending = []
+    frame = first_runs.top().f_back
+    while frame is not None:
+        pending.append(frame)
+        frame = frame.f_back
+    while pending:
+        frame = pending.pop()
+        if id(frame) in seen or frame.f_code not in codes:
+            continue
+        seen.add(id(frame))
+        for value in frame.f_locals.values():
+            items = value if isinstance(value, (tuple, list)) else (value,)
+            if any(item is cell for item in items):
+                raise StateError(
+                    f"{cell.state_label()} is read by a function that autotrace.grad "
+                    "differentiates, then assigned by a call it makes (a layer's update); the "
+                    "function's adjoint sweep would read the new value where its forward pass "
+                    "read the old one. Read it after the call, or take the gradient with "
+                    "autotrace.implicit_grad")
+            suspended = getattr(value, "gi_frame", None)  # a callee's derivative, halfway
+            if suspended is not None:
+                pending.append(suspended)
 
 
 def current_scope() -> CaptureScope | None:

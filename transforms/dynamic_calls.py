@@ -18,13 +18,16 @@ import sys
 import numpy as np
 
 from ..runtime.derivatives import structure as structure
-from ..runtime.derivatives.objects import (is_dataclass_instance, is_plain_object,
+from ..runtime.derivatives.objects import (floating as _floating,
+                                           gradient_beside_state as _gradient_beside_state,
+                                           is_dataclass_instance, is_plain_object,
                                            recomputed_call)
 from ..runtime.derivatives.random_states import random_states, same_draws
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
 from ..runtime.state import StateCell, current_scope, current_sink, holds_state
+from ..runtime.derivatives.whole_calls import end_whole_call, run_again_as_of, whole_call_state
 from ..runtime.primitives.recompute_barrier import recompute_from
 from ..runtime.scopes import gradient_scope, name_scope
 from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
@@ -138,6 +141,9 @@ def unbind_method(func, args, wrt: WithRespectTo):
         func = inner  # a traced method read from its object, or a traced np.sin: as called
     method = getattr(type(func), "__autotrace_call__", None)
     if method is not None:  # an object whose calls run one of its methods (a Module)
+        build = getattr(func, "build_for", None)
+        if build is not None and args:  # its weights made first, as its own call makes them
+            build(args[0])
         func = func.__autotrace_call__
     elif runs_own_call(func):  # an instance of a class with __call__: that method
         func = func.__call__
@@ -197,25 +203,6 @@ def _asks_for_self(func, wrt) -> tuple:
 # The methods of a Variable that read its value: a differentiated function reads the Variable
 # itself instead.
 _STATE_READS = ("value", "read_value", "numpy")
-
-
-def _gradient_beside_state(value) -> bool:
-    """Whether an object that holds Variables also holds floating values of its own (one the
-    function built of a Variable and an array computed from it): those get their gradient
-    through the object's, as in an object holding no Variable, and the Variables theirs."""
-    if not (is_plain_object(value) or is_dataclass_instance(value)):
-        return False
-    return any(_floating(item) and not holds_state(item)
-               for item in (getattr(value, "__dict__", None) or {}).values())
-
-
-def _floating(value) -> bool:
-    if isinstance(value, (list, tuple)):
-        return any(_floating(item) for item in value)
-    if isinstance(value, dict):
-        return any(_floating(item) for item in value.values())
-    return isinstance(value, (float, complex)) or getattr(
-        getattr(value, "dtype", None), "kind", None) in ("f", "c")
 
 
 def vjp_call(func, args, kwargs, dy, wrt, after=None):
@@ -326,14 +313,20 @@ def _called_whole(func, args, kwargs, wrt, conversion):
     layer's mask)."""
     states, scope = random_states(func, args, kwargs), current_scope()
     before = None if scope is None else scope.values_now()
-    gradient = yield (func if conversion is None else conversion(func))(*args, **kwargs)
+    with whole_call_state(sys._getframe()) as eager_before:  # (eagerly: its writes allowed)
+        value = (func if conversion is None else conversion(func))(*args, **kwargs)
+    try:
+        gradient = yield value
+    except BaseException:  # (closed, never run again)
+        end_whole_call(eager_before)
+        raise
     token = derivative_conversion.set(conversion)
     try:
-        # traced, the run again also reads the state cells as the call did (a batch-norm
-        # layer's moving averages), and its writes are dropped: the call made them
+        # the run again also reads the state cells as the call did (a batch-norm layer's
+        # moving averages), and its writes are dropped: the call made them
         with contextlib.nullcontext() if scope is None or current_scope() is not scope \
                 else scope.as_of(before), \
-                same_draws(states):
+                same_draws(states), run_again_as_of(eager_before):
             return vjp_call(func, args, kwargs, gradient, wrt)
     finally:
         derivative_conversion.reset(token)

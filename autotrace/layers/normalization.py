@@ -27,10 +27,12 @@ class BatchNormalization(Layer):
     it normalizes with the moving statistics, as it does frozen (`layer.trainable = False`),
     whatever `training` says (as in Keras). Returns an array shaped like inputs.
 
-    Under `autotrace.implicit_grad` the moving statistics are updated once per call of the
-    layer, as without it: the runs of `call` that the adjoint sweep makes to recompute values
-    leave them alone (a layer called on two batches in one loss updates from both, in order).
-    Inside `autotrace.function` the update is a graph output, written back on every call.
+    Under `autotrace.grad` and `implicit_grad`, eager or traced, the moving statistics are
+    updated once per call of the layer, as without them: the runs of `call` that the adjoint
+    sweep makes to recompute values see them as the call did, and leave them alone (a layer
+    called on two batches in one loss updates from both, in order). A loss that reads them
+    before such a call is refused (its adjoint sweep would read the new values). Inside
+    `autotrace.function` the update is a graph output, written back on every call.
 
     Examples:
         >>> layer = BatchNormalization(momentum=0.5)

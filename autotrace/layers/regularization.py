@@ -17,12 +17,10 @@ class Dropout(Layer):
     Call as `layer(inputs, training=False)`; returns an array shaped like inputs.
 
     The mask is a constant to the gradient. Each call draws a new one, also each call of a
-    cached traced step (the generator's key is a Variable the graph advances). Take gradients
-    through `training=True` with `autotrace.implicit_grad`: it holds the key's update back until
-    the gradient is done, so the adjoint sweep's recomputation of the layer draws the same
-    mask. Under plain `autotrace.grad` run eagerly the draw is an error that says so; traced
-    (`autotrace.function(autotrace.grad(f))`) and in Hessians, a recomputation of the layer's
-    call starts from the key the call began with, and draws the same mask.
+    cached traced step (the generator's key is a Variable the graph advances). A gradient
+    through `training=True` (`autotrace.grad`, `implicit_grad`, eager or traced, and Hessians)
+    uses the mask the value was made of: the adjoint sweep's recomputation of the layer's call
+    starts from the key the call began with, and the key moves once a call.
 
     Examples:
         >>> layer = Dropout(0.5, seed=0)

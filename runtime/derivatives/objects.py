@@ -24,6 +24,7 @@ from ..object_walk import users_classes
 from ..primitives.memory import is_users_object
 from ..errors import TracingError
 from ..user_frames import user_code_site
+from ..state import holds_state
 
 
 def operator_on_object(detail: str) -> TypeError:
@@ -341,3 +342,26 @@ def refuse_object_iteration(value, gradient) -> None:
             f"not the methods that iterate over an object. Iterate over what the object holds "
             f"(for v in obj.items), or index it (for i in range(len(obj)): v = obj[i], which "
             f"differentiates {name}.__getitem__)")
+
+
+def gradient_beside_state(value) -> bool:
+    """Whether an object that holds Variables also holds floating values of its own (one the
+    function built of a Variable and an array computed from it): those get their gradient
+    through the object's, as in an object holding no Variable, and the Variables theirs.
+    A module's (an object whose calls run `__autotrace_call__`) are its settings (a layer's
+    epsilon), constants: its Variables alone get gradients."""
+    if not (is_plain_object(value) or is_dataclass_instance(value)) or \
+            getattr(type(value), "__autotrace_call__", None) is not None:
+        return False
+    return any(floating(item) and not holds_state(item)
+               for item in (getattr(value, "__dict__", None) or {}).values())
+
+
+def floating(value) -> bool:
+    """Whether `value` is a float or a floating array, or a container holding one."""
+    if isinstance(value, (list, tuple)):
+        return any(floating(item) for item in value)
+    if isinstance(value, dict):
+        return any(floating(item) for item in value.values())
+    return isinstance(value, (float, complex)) or getattr(
+        getattr(value, "dtype", None), "kind", None) in ("f", "c")

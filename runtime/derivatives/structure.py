@@ -11,7 +11,8 @@ import sys
 
 import numpy as np
 
-from .objects import (ObjectGradient, add_objects, is_dataclass_instance, is_plain_object,
+from .objects import (ObjectGradient, add_objects, gradient_beside_state,
+                      is_dataclass_instance, is_plain_object,
                       iterates_by_its_methods, map_fields, refuse_object_iteration)
 from ..array_subclasses import refuse_subclass_arguments
 from ..devices import array_module
@@ -424,8 +425,8 @@ def _match(gradient, value):
     if isinstance(value, np.ndarray) and isinstance(gradient, (float, int, np.generic)):
         return np.asarray(real_part(gradient), dtype=float_dtype(value.dtype)).reshape(value.shape)
     if gradient is None and current_sink() is None and not isinstance(value, StateCell) \
-            and holds_state(value):
-        _raise_holds_state(value)
+            and holds_state(value) and not gradient_beside_state(value):
+        _raise_holds_state(value)  # (one with floats beside them has one: None, none reached)
     node_type = registered(type(value))
     if node_type is not None and type(gradient) is type(value):
         # an instance of a registered pytree type: its children matched, its aux data its own
