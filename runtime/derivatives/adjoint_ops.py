@@ -408,19 +408,21 @@ def norm_power(x, ord=None, axis=None):
     finite nonzero p of a vector p-norm (Frobenius and the default: 2); np.inf for one that is
     a max or min of sums of |x| (a vector's ord=inf or -inf, a matrix's ord=1, -1, inf, -inf),
     whose gradient is sign(x) where the extremum is attained (norm_ties); 0 for a vector's
-    ord=0, a count of nonzeros, whose gradient is zero."""
+    ord=0, a count of nonzeros, whose gradient is zero; None for a matrix's ord=2, -2 and 'nuc',
+    norms of singular values (decompositions.singular_value_axes)."""
     ndim = np.ndim(as_array(x)) if axis is None else (1 if np.ndim(axis) == 0 else len(axis))
     if ord is None or (ord == "fro" and ndim == 2):
         return 2.0
+    if ndim == 2 and (ord == "nuc" if isinstance(ord, str) else ord in (2, -2)):
+        return None
     if ndim == 1 and not isinstance(ord, str):
         return float(ord) if ord == 0 or np.isfinite(ord) else np.inf
     if ndim == 2 and not isinstance(ord, str) and ord in (1, -1, np.inf, -np.inf):
         return np.inf
     raise NotImplementedError(
         f"np.linalg.norm with ord={ord!r} over {ndim} axes has no derivative rule; rules cover "
-        "ord=None and 'fro', every ord of a vector, and ord=1, -1, inf and -inf of a matrix. "
-        "For ord=2, -2 and 'nuc' of a matrix write np.max, np.min or np.sum of "
-        "np.linalg.svdvals(x), which are differentiated")
+        "ord=None and 'fro', every ord of a vector, and ord=1, -1, 2, -2, inf, -inf and 'nuc' "
+        "of a matrix")
 
 
 def vector_norm_power(ord):

@@ -15,10 +15,11 @@ UPLO="U" or cholesky's upper=True) and ignore the other, and their rules differe
 a tangent is read as NumPy reads the argument (its read triangle mirrored), and a gradient lives
 on the read triangle alone, zero on the other (runtime/derivatives/triangles.py), which keeps
 each mode the exact transpose of the other. A symmetric matrix built from both triangles gets
-the same derivative either way. norm covers ord=None, 'fro', every ord of a
-vector and ord=1, -1, inf, -inf of a matrix (not 2, -2, 'nuc': no SVD rule), vector_norm every
-ord. vdot and vecdot conjugate their first argument: their tangents do too, their gradients
-refuse a complex one; norm, slogdet and pinv refuse complex values (runtime/derivatives/
+the same derivative either way. norm and matrix_norm cover every ord: 2, -2 and 'nuc' of
+a matrix through its singular values, as svdvals; vector_norm every ord. qr covers an a of
+full rank with m >= n, in modes 'reduced', 'r', and 'complete' of a square a
+(runtime/derivatives/decompositions.py). vdot and vecdot conjugate their first argument: their
+tangents do too, their gradients refuse a complex one; norm, qr, slogdet and pinv refuse complex values (runtime/derivatives/
 real_only.py). numpy.linalg's array-API names (matmul, outer, tensordot, cross, vecdot) share
 the rules of NumPy's functions.
 """
@@ -38,6 +39,8 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
+from ...runtime.derivatives.decompositions import (qr_checked, singular_value_axes,
+                                                   singular_value_weights)
 from ...runtime.derivatives.degenerate_matrices import gap_weighted
 from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint, matrix_power_jvp,
                                                    multi_dot_adjoint, multi_dot_jvp)
@@ -356,6 +359,40 @@ def svdvals_tangent(y, x):
         factors[0] * np.matmul(d[x], np.swapaxes(factors[2], -1, -2)), axis=-2), x)
 
 
+constant(qr_checked, singular_value_axes, singular_value_weights)
+
+
+@adjoint(np.linalg.qr)
+def qr_rule(y, a, mode="reduced"):
+    refuse_complex(a, "numpy.linalg.qr")  # Q^H, not Q^T, would be orthonormal
+    qr_checked(a, mode)
+    # a = QR, m >= n, R nonsingular (mode 'r': y is R, Q computed again), B = gR R^T - Q^T gQ:
+    # d[a] = (gQ + Q (triu(B) + triu(B, 1)^T)) R^-T (Walter & Lehmann 2018, Seeger et al. 2017).
+    factors = np.linalg.qr(a) if mode == "r" else y
+    g_q = zeros_like(factors[0]) if mode == "r" else d[y][0]
+    g_r = d[y] if mode == "r" else d[y][1]
+    b = (np.matmul(g_r, np.swapaxes(factors[1], -1, -2))
+         - np.matmul(np.swapaxes(factors[0], -1, -2), g_q))
+    middle = np.triu(b) + np.swapaxes(np.triu(b, 1), -1, -2)
+    d[a] = np.swapaxes(np.linalg.solve(factors[1], np.swapaxes(
+        g_q + np.matmul(factors[0], middle), -1, -2)), -1, -2)
+
+
+@tangent(np.linalg.qr)
+def qr_tangent(y, a, mode="reduced"):
+    refuse_complex(a, "numpy.linalg.qr")  # Q^H, not Q^T, would be orthonormal
+    qr_checked(a, mode)
+    # a = QR, X = Q^T da R^-1, S = tril(X, -1) - tril(X, -1)^T (skew: Q^T dQ):
+    # dQ = Q (S - X) + da R^-1, dR = (X - S) R, upper triangular.
+    factors = np.linalg.qr(a) if mode == "r" else y
+    moved = np.swapaxes(np.linalg.solve(np.swapaxes(factors[1], -1, -2),
+                                        np.swapaxes(d[a], -1, -2)), -1, -2)
+    x = np.matmul(np.swapaxes(factors[0], -1, -2), moved)
+    skew = np.tril(x, -1) - np.swapaxes(np.tril(x, -1), -1, -2)
+    d[y] = np.matmul(x - skew, factors[1]) if mode == "r" else (
+        np.matmul(factors[0], skew - x) + moved, np.matmul(x - skew, factors[1]))
+
+
 @adjoint(np.linalg.pinv)
 def pinv_rule(y, a, rcond=None, hermitian=False, *, rtol=None):
     refuse_complex(a, "numpy.linalg.pinv")  # a complex a^+ reads conj(a)
@@ -388,20 +425,62 @@ def norm_rule(y, x, ord=None, axis=None, keepdims=False):
     refuse_complex(x, "numpy.linalg.norm")  # |x| is not holomorphic
     # A p-norm: d[x] = g |x|^(p-1) sign(x) / y^(p-1); Frobenius and the default are p = 2. A
     # max or min of sums of |x| (ord=inf of a vector, ord=1 of a matrix): g sign(x) where it
-    # is attained; a count (ord=0): zero.
+    # is attained; a count (ord=0): zero. A matrix's ord=2, -2, 'nuc', of its singular values
+    # s (a = U diag(s) V^T, the matrices' axes moved last): d[a] = U diag(g ds/dy) V^T.
     p = norm_power(x, ord, axis)
     ties = norm_ties(x, y, p, ord, axis, keepdims)
-    d[x] = unreduce(d[y] / y ** norm_exponent(p), x, axis, keepdims) * norm_direction(x, p, ties)
+    axes = singular_value_axes(x, ord, axis)
+    factors = None if axes is None else np.linalg.svd(np.moveaxis(x, axes, (-2, -1)),
+                                                      full_matrices=False)
+    d[x] = unreduce(d[y] / y ** norm_exponent(p), x, axis, keepdims) * norm_direction(
+        x, p, ties) if axes is None else np.moveaxis(np.matmul(factors[0] * np.expand_dims(
+            singular_value_weights(factors[1], ord) * np.reshape(
+                d[y], np.shape(factors[1])[:-1] + (1,)), -2), factors[2]), (-2, -1), axes)
 
 
 @tangent(np.linalg.norm)
 def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
     refuse_complex(x, "numpy.linalg.norm")  # |x| is not holomorphic
     # A p-norm: dy = sum(|x|^(p-1) sign(x) dx) / y^(p-1); Frobenius and the default are p = 2.
+    # Of singular values: dy = sum over k of ds_k dy/ds_k, ds_k = u_k^T dx v_k.
     p = norm_power(x, ord, axis)
     ties = norm_ties(x, y, p, ord, axis, keepdims)
-    d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis,
-                  keepdims=keepdims) / y ** norm_exponent(p)
+    axes = singular_value_axes(x, ord, axis)
+    factors = None if axes is None else np.linalg.svd(np.moveaxis(x, axes, (-2, -1)),
+                                                      full_matrices=False)
+    d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis, keepdims=keepdims) / y ** \
+        norm_exponent(p) if axes is None else np.reshape(np.sum(
+            singular_value_weights(factors[1], ord) * np.sum(factors[0] * np.matmul(
+                np.moveaxis(d[x], axes, (-2, -1)), np.swapaxes(factors[2], -1, -2)), axis=-2),
+            axis=-1), np.shape(y))
+
+
+@adjoint(np.linalg.matrix_norm)
+def matrix_norm_rule(y, x, *, keepdims=False, ord="fro"):
+    refuse_complex(x, "numpy.linalg.matrix_norm")  # |x| is not holomorphic
+    # np.linalg.norm(x, ord, (-2, -1), keepdims)'s rule.
+    p = norm_power(x, ord, (-2, -1))
+    ties = norm_ties(x, y, p, ord, (-2, -1), keepdims)
+    axes = singular_value_axes(x, ord, (-2, -1))
+    factors = None if axes is None else np.linalg.svd(x, full_matrices=False)
+    d[x] = unreduce(d[y] / y ** norm_exponent(p), x, (-2, -1), keepdims) * norm_direction(
+        x, p, ties) if axes is None else np.matmul(factors[0] * np.expand_dims(
+            singular_value_weights(factors[1], ord) * np.reshape(
+                d[y], np.shape(factors[1])[:-1] + (1,)), -2), factors[2])
+
+
+@tangent(np.linalg.matrix_norm)
+def matrix_norm_tangent(y, x, *, keepdims=False, ord="fro"):
+    refuse_complex(x, "numpy.linalg.matrix_norm")  # |x| is not holomorphic
+    # np.linalg.norm(x, ord, (-2, -1), keepdims)'s rule.
+    p = norm_power(x, ord, (-2, -1))
+    ties = norm_ties(x, y, p, ord, (-2, -1), keepdims)
+    axes = singular_value_axes(x, ord, (-2, -1))
+    factors = None if axes is None else np.linalg.svd(x, full_matrices=False)
+    d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=(-2, -1), keepdims=keepdims) / y ** \
+        norm_exponent(p) if axes is None else np.reshape(np.sum(
+            singular_value_weights(factors[1], ord) * np.sum(factors[0] * np.matmul(
+                d[x], np.swapaxes(factors[2], -1, -2)), axis=-2), axis=-1), np.shape(y))
 
 
 @adjoint(np.linalg.vector_norm)
