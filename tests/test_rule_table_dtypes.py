@@ -105,7 +105,8 @@ REAL_RULES = {
     **{entry.name: "not holomorphic in complex values: refused" for entry in TABLE
        if entry.name.split("/")[0] in ("var", "std", "nanvar", "nanstd", "linalg.slogdet",
                                        "linalg.pinv", "linalg.norm", "linalg.vector_norm",
-                                       "linalg.matrix_norm", "linalg.qr")},
+                                       "linalg.matrix_norm", "linalg.qr",
+                                       "linalg.cond")},
     **{entry.name: "its solution reads conj(a) (a^+ is the pseudo-inverse's): refused"
        for entry in TABLE if entry.func in LSTSQ},
     **{entry.name: "it correlates with conj(v), not holomorphic in v: refused in reverse mode"

@@ -11,6 +11,7 @@ np.linalg.norm of a matrix with ord=2, -2 and 'nuc' (and matrix_norm's) is the l
 smallest and the sum of its singular values s, whose gradient is U diag(gs) V^T, as svdvals's
 (at tied singular values too: the weights below split a max or min evenly among the ties, and
 the sum of u_k v_k^T over tied ones does not depend on the basis the SVD picked).
+np.linalg.cond of p=None, 2 and -2 is a ratio of two of them, differentiated the same way.
 """
 from __future__ import annotations
 
@@ -65,3 +66,18 @@ def singular_value_weights(s, ord):
         return xp.ones_like(s)
     extremum = xp.max(s, axis=-1) if ord > 0 else xp.min(s, axis=-1)
     return extremum_weights(s, extremum, axis=-1)
+
+
+def cond_ends(s, p=None):
+    """For np.linalg.cond(x, p) of p=None or 2 (s_max / s_min) or -2 (s_min / s_max), of the
+    singular values `s` (last axis): the weights of the numerator's and the denominator's
+    singular value (extremum_weights: split evenly among ties). Raises for other p."""
+    if isinstance(p, str) or p not in (None, 2, -2):
+        raise NotImplementedError(
+            f"np.linalg.cond with p={p!r} has no derivative rule (it has for p=None, 2 and "
+            f"-2): write np.linalg.norm(x, p) * np.linalg.norm(np.linalg.inv(x), p), which is "
+            f"differentiated")
+    xp = array_module(s)
+    largest = extremum_weights(s, xp.max(s, axis=-1), axis=-1)
+    smallest = extremum_weights(s, xp.min(s, axis=-1), axis=-1)
+    return (smallest, largest) if p == -2 else (largest, smallest)

@@ -443,6 +443,19 @@ for _function in (np.linalg.eigvalsh, np.linalg.pinv, np.linalg.norm, np.linalg.
     define_traced_function(_function, fresh=True, batching=_norm_batching if _function in (
         np.linalg.norm, np.linalg.vector_norm) else _stacks_batching)
 
+# (named so: `cond` is the traced if)
+define_traced_function(np.linalg.cond, name="condition_number", fresh=True,
+                       batching=_stacks_batching)
+
+
+def _rank_batching(call):
+    """np.linalg.matrix_rank of each example: of a stack where they are matrices (or stacks),
+    one by one where they are vectors (whose stack NumPy would read as one matrix)."""
+    return call.bind(call.args[0]) if call.example_ndim(0) >= 2 else unrolled_batching(call)
+
+
+define_traced_function(np.linalg.matrix_rank, fresh=True, batching=_rank_batching)
+
 _one = np.eye(1)
 for _function in (np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr):
     define_traced_function(_function, result_type=type(_function(_one)), fresh=True,

@@ -39,7 +39,8 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
-from ...runtime.derivatives.decompositions import (qr_checked, singular_value_axes,
+from ...runtime.derivatives.decompositions import (cond_ends, qr_checked,
+                                                   singular_value_axes,
                                                    singular_value_weights)
 from ...runtime.derivatives.degenerate_matrices import gap_weighted
 from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint, matrix_power_jvp,
@@ -359,7 +360,7 @@ def svdvals_tangent(y, x):
         factors[0] * np.matmul(d[x], np.swapaxes(factors[2], -1, -2)), axis=-2), x)
 
 
-constant(qr_checked, singular_value_axes, singular_value_weights)
+constant(cond_ends, qr_checked, singular_value_axes, singular_value_weights)
 
 
 @adjoint(np.linalg.qr)
@@ -391,6 +392,31 @@ def qr_tangent(y, a, mode="reduced"):
     skew = np.tril(x, -1) - np.swapaxes(np.tril(x, -1), -1, -2)
     d[y] = np.matmul(x - skew, factors[1]) if mode == "r" else (
         np.matmul(factors[0], skew - x) + moved, np.matmul(x - skew, factors[1]))
+
+
+@adjoint(np.linalg.cond)
+def cond_rule(y, x, p=None):
+    refuse_complex(x, "numpy.linalg.cond")  # of singular values, as svdvals
+    # y = s_a / s_b, two singular values of x = U diag(s) V^T (the largest and the smallest):
+    # dy/ds = (e_a - y e_b) / s_b, d[x] = U diag(g dy/ds) V^T.
+    factors = np.linalg.svd(x, full_matrices=False)
+    ends = cond_ends(factors[1], p)
+    slopes = (ends[0] - np.expand_dims(y, -1) * ends[1]) / np.sum(
+        ends[1] * factors[1], axis=-1, keepdims=True)
+    d[x] = np.matmul(factors[0] * np.expand_dims(slopes * np.expand_dims(d[y], -1), -2),
+                     factors[2])
+
+
+@tangent(np.linalg.cond)
+def cond_tangent(y, x, p=None):
+    refuse_complex(x, "numpy.linalg.cond")  # of singular values, as svdvals
+    # dy = (ds_a - y ds_b) / s_b, ds_k = u_k^T dx v_k.
+    factors = np.linalg.svd(x, full_matrices=False)
+    ends = cond_ends(factors[1], p)
+    slopes = (ends[0] - np.expand_dims(y, -1) * ends[1]) / np.sum(
+        ends[1] * factors[1], axis=-1, keepdims=True)
+    d[y] = np.sum(slopes * np.sum(factors[0] * np.matmul(
+        d[x], np.swapaxes(factors[2], -1, -2)), axis=-2), axis=-1)
 
 
 @adjoint(np.linalg.pinv)

@@ -84,8 +84,6 @@ _PER_ELEMENT = ("calls a Python function for each element or slice: write the co
 _POLYNOMIAL = ("a function of the legacy polynomial API: write the arithmetic on the "
                "coefficient arrays (np.polyval is Horner's rule: y = y * x + c for each c)")
 _MATRIX = "np.matrix is not supported: use 2-d arrays and @"
-_CONDITION = ("write it with the singular values: s = np.linalg.svdvals(x), then "
-              "np.max(s, axis=-1) / np.min(s, axis=-1) (the default, p=None)")
 
 REFUSED = {
     **dict.fromkeys(["real_if_close",
@@ -106,7 +104,6 @@ REFUSED = {
     **dict.fromkeys(["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
                      "polyint", "polyfit"], _POLYNOMIAL),
     **dict.fromkeys(["asmatrix", "bmat"], _MATRIX),
-    "linalg.cond": _CONDITION,
     "angle": "write it as the two-argument arctangent of np.imag(z) and np.real(z), which "
              "is differentiated",
     "compress": _BY_VALUE + " (x[mask] is differentiated)",
