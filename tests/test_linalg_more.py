@@ -157,3 +157,67 @@ def test_complex_matrix_norms_are_refused():
         autotrace.grad(lambda x: np.linalg.matrix_norm(x * a, ord=2))(np.ones((3, 3)))
     with pytest.raises(NotImplementedError, match="numpy.linalg.norm of complex"):
         autotrace.grad(lambda x: np.linalg.norm(x * a, "nuc"))(np.ones((3, 3)))
+
+
+def well_conditioned(n, batch=()):
+    return RNG.standard_normal(batch + (n, n)) + 2.0 * n * np.eye(n)
+
+
+MORE = {  # name: (function of one array, a batch of inputs)
+    "cond": (lambda a: np.sin(np.linalg.cond(a)), well_conditioned(3, (2,))),
+    "cond/-2-stacked": (lambda a: np.sum(np.sin(np.linalg.cond(a, -2))),
+                        well_conditioned(3, (2, 2))),
+    "cond/tall": (lambda a: np.linalg.cond(a, 2) ** 2, RNG.standard_normal((2, 4, 3))),
+    "tensorinv": (lambda a: np.sum(np.sin(np.linalg.tensorinv(a, ind=1))),
+                  well_conditioned(4, (2,)).reshape(2, 4, 2, 2)),
+    "tensorsolve": (lambda a: np.sum(np.sin(np.linalg.tensorsolve(a, np.arange(1.0, 7.0)))),
+                    well_conditioned(6, (2,)).reshape(2, 6, 2, 3)),
+    "tensorsolve/axes-in-b": (
+        lambda b: np.sum(np.sin(np.linalg.tensorsolve(
+            np.reshape(np.eye(6) * 5.0 + np.cos(np.arange(36.0)).reshape(6, 6), (3, 2, 6)), b,
+            axes=(1, 0)))), RNG.standard_normal((2, 6))),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_cond_and_the_tensor_functions_in_every_mode(name):
+    loss, batch = MORE[name]
+    a = batch[0]
+    expected = differences(loss, a)
+    gradient = autotrace.grad(loss)(a)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-7)
+    direction = RNG.standard_normal(a.shape)
+    np.testing.assert_allclose(autotrace.jvp(loss, (a,), (direction,))[1],
+                               np.sum(expected * direction), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(loss))(a), gradient,
+                               rtol=1e-12, atol=1e-12)
+    looped = np.stack([autotrace.grad(loss)(example) for example in batch])
+    np.testing.assert_allclose(autotrace.vmap(autotrace.grad(loss))(batch), looped,
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(autotrace.hessian(loss)(a), differences(autotrace.grad(loss), a),
+                               rtol=1e-5, atol=1e-6)
+    for dtype in (np.float64, np.float32):
+        value = loss(a.astype(dtype))
+        traced = autotrace.function(loss)(a.astype(dtype))
+        assert traced.dtype == value.dtype and autotrace.grad(loss)(a.astype(dtype)).dtype == dtype
+        np.testing.assert_allclose(traced, value, rtol=1e-5)
+
+
+def test_cond_of_another_p_is_refused():
+    with pytest.raises(NotImplementedError) as refused:
+        autotrace.grad(lambda a: np.linalg.cond(a, "fro"))(well_conditioned(3))
+    assert str(refused.value).split("\n")[0] == (
+        "np.linalg.cond with p='fro' has no derivative rule (it has for p=None, 2 and -2): "
+        "write np.linalg.norm(x, p) * np.linalg.norm(np.linalg.inv(x), p), which is "
+        "differentiated")
+
+
+def test_matrix_rank_traces_and_carries_no_gradient():
+    a = RNG.standard_normal((3, 4, 4))
+    a[0, :, 0] = 0.0
+    np.testing.assert_array_equal(autotrace.function(np.linalg.matrix_rank)(a), [3, 4, 4])
+    np.testing.assert_array_equal(autotrace.vmap(np.linalg.matrix_rank)(a), [3, 4, 4])
+    np.testing.assert_array_equal(autotrace.vmap(np.linalg.matrix_rank)(a[:, 0]), [1, 1, 1])
+    gradient = autotrace.function(autotrace.grad(
+        lambda x: np.sum(x) * np.linalg.matrix_rank(x)))(a[0])
+    np.testing.assert_array_equal(gradient, np.full((4, 4), 3.0))

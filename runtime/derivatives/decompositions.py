@@ -1,6 +1,6 @@
 """Which calls of np.linalg.qr and of the matrix norms of singular values the derivative rules
-(transforms/rules/linalg.py) cover, and what those norms weigh; each helper here is a constant
-to the gradient.
+(transforms/rules/linalg.py and matrix_norms.py) cover, and what those norms weigh; each
+helper here is a constant to the gradient.
 
 np.linalg.qr(a) of an m x n matrix with m >= n has derivatives where R is nonsingular (a of
 full rank): Q and R move together so that Q stays orthonormal and R upper triangular. A wide
@@ -12,6 +12,9 @@ smallest and the sum of its singular values s, whose gradient is U diag(gs) V^T,
 (at tied singular values too: the weights below split a max or min evenly among the ties, and
 the sum of u_k v_k^T over tied ones does not depend on the basis the SVD picked).
 np.linalg.cond of p=None, 2 and -2 is a ratio of two of them, differentiated the same way.
+
+np.linalg.tensorinv and tensorsolve are inv and solve of their argument as a square matrix
+(tensor_rows, tensorsolve_order say which): their rules are inv's and solve's, reshaped.
 """
 from __future__ import annotations
 
@@ -81,3 +84,16 @@ def cond_ends(s, p=None):
     largest = extremum_weights(s, xp.max(s, axis=-1), axis=-1)
     smallest = extremum_weights(s, xp.min(s, axis=-1), axis=-1)
     return (smallest, largest) if p == -2 else (largest, smallest)
+
+
+def tensor_rows(a, ind=2) -> int:
+    """The rows (and columns) of np.linalg.tensorinv(a, ind)'s matrix: the size of a's first
+    `ind` axes."""
+    return int(np.prod(np.shape(a)[:ind]))
+
+
+def tensorsolve_order(a, axes=None) -> tuple:
+    """The transpose of a that np.linalg.tensorsolve(a, b, axes) makes before reading a as a
+    matrix: its `axes` moved last."""
+    axes = () if axes is None else tuple(axes)
+    return tuple(axis for axis in range(np.ndim(a)) if axis not in axes) + axes

@@ -286,6 +286,34 @@ traces(np.linalg.diagonal, view=read_only_view)(
     lambda x, /, *, offset=0: np.diagonal(x, offset, -2, -1))
 
 
+@traces(np.linalg.tensorinv)
+def bind_tensorinv(a, ind=2):
+    """np.linalg.tensorinv as NumPy computes it: the inverse of a as a matrix, reshaped."""
+    ind = static(ind, "ind of numpy.linalg.tensorinv")
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    shape = np.shape(a)
+    rows = int(np.prod(shape[ind:]))
+    return np.reshape(np.linalg.inv(np.reshape(a, (rows, -1))), shape[ind:] + shape[:ind])
+
+
+@traces(np.linalg.tensorsolve)
+def bind_tensorsolve(a, b, axes=None):
+    """np.linalg.tensorsolve as NumPy computes it: a's `axes` moved last, a as a square
+    matrix, solved for b flattened."""
+    if axes is not None:
+        axes = static(axes, "axes of numpy.linalg.tensorsolve")
+        order = [axis for axis in range(np.ndim(a)) if axis not in axes] + list(axes)
+        a = np.transpose(a, order)
+    shape = np.shape(a)[np.ndim(b):]
+    size = int(np.prod(shape))
+    if int(np.prod(np.shape(a))) != size ** 2:
+        raise np.linalg.LinAlgError(
+            "Input arrays must satisfy the requirement prod(a.shape[b.ndim:]) == "
+            "prod(a.shape[:b.ndim])")
+    return np.reshape(np.linalg.solve(np.reshape(a, (size, size)), np.ravel(b)), shape)
+
+
 @traces(np.linalg.outer)
 def bind_linalg_outer(x1, x2, /):
     if np.ndim(x1) != 1 or np.ndim(x2) != 1:

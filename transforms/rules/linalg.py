@@ -7,30 +7,28 @@ own rules are again those products, so derivatives of any order stay closed. ein
 over any number of operands, is `einsum_jvp`.
 Matrix functions assume what their derivatives need: inv, slogdet, solve and cholesky a
 nonsingular matrix (det's derivatives, its cofactors and theirs, are exact at every matrix,
-to the third order: runtime/primitives/adjugates.py); eigh distinct eigenvalues where its eigenvectors are
-differentiated (the eigenvalues alone have their gradient at tied ones too); pinv a matrix of
-constant rank. cholesky, eigh and
-eigvalsh read one triangle of their argument as a symmetric matrix (the lower; the upper with
-UPLO="U" or cholesky's upper=True) and ignore the other, and their rules differentiate that:
+to the third order: runtime/primitives/adjugates.py); eigh distinct eigenvalues where its
+eigenvectors are differentiated (the eigenvalues alone have their gradient at tied ones too);
+pinv a matrix of constant rank. cholesky, eigh and eigvalsh read one triangle of their
+argument as a symmetric matrix (the lower; the upper with UPLO="U" or cholesky's upper=True)
+and ignore the other, and their rules differentiate that:
 a tangent is read as NumPy reads the argument (its read triangle mirrored), and a gradient lives
 on the read triangle alone, zero on the other (runtime/derivatives/triangles.py), which keeps
 each mode the exact transpose of the other. A symmetric matrix built from both triangles gets
-the same derivative either way. norm and matrix_norm cover every ord: 2, -2 and 'nuc' of
-a matrix through its singular values, as svdvals; vector_norm every ord. qr covers an a of
-full rank with m >= n, in modes 'reduced', 'r', and 'complete' of a square a
-(runtime/derivatives/decompositions.py). vdot and vecdot conjugate their first argument: their
-tangents do too, their gradients refuse a complex one; norm, qr, slogdet and pinv refuse complex values (runtime/derivatives/
-real_only.py). numpy.linalg's array-API names (matmul, outer, tensordot, cross, vecdot) share
-the rules of NumPy's functions.
+the same derivative either way. qr covers an a of full rank with m >= n, in modes 'reduced',
+'r', and 'complete' of a square a (runtime/derivatives/decompositions.py); tensorinv and
+tensorsolve are inv and solve of a read as a square matrix. vdot and vecdot conjugate their
+first argument: their tangents do too, their gradients refuse a complex one; qr, slogdet and
+pinv refuse complex values (runtime/derivatives/real_only.py). The norms and cond are in
+matrix_norms.py. numpy.linalg's array-API names (matmul, outer, tensordot, cross, vecdot)
+share the rules of NumPy's functions.
 """
 import numpy as np
 
 from ...runtime.derivatives.adjoint_ops import (diagonal_adjoint, eigh_gap_inverse, eye_like,
-                                                real_singular_values, svd_gap_inverse,
-                                                norm_direction, norm_exponent, norm_power,
-                                                norm_ties, solve_as_matrix,
-                                                tril_half_diagonal, unbroadcast, unreduce,
-                                                vector_norm_power)
+                                                inverse_permutation, real_singular_values,
+                                                solve_as_matrix, svd_gap_inverse,
+                                                tril_half_diagonal, unbroadcast)
 from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjoint_b,
                                                      dot_adjoint_a, dot_adjoint_b,
                                                      einsum_adjoint, einsum_jvp,
@@ -39,9 +37,7 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
-from ...runtime.derivatives.decompositions import (cond_ends, qr_checked,
-                                                   singular_value_axes,
-                                                   singular_value_weights)
+from ...runtime.derivatives.decompositions import qr_checked, tensor_rows, tensorsolve_order
 from ...runtime.derivatives.degenerate_matrices import gap_weighted
 from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint, matrix_power_jvp,
                                                    multi_dot_adjoint, multi_dot_jvp)
@@ -179,6 +175,46 @@ def matrix_power_rule(y, a, n):
 @tangent(np.linalg.matrix_power)
 def matrix_power_tangent(y, a, n):
     d[y] = matrix_power_jvp(d[a], a, n)
+
+
+@adjoint(np.linalg.tensorinv)
+def tensorinv_rule(y, a, ind=2):
+    # inv's, of a as an n x n matrix A (its first ind axes the rows) and y as Y = A^-1.
+    rows = tensor_rows(a, ind)
+    inverse_t = np.transpose(np.reshape(y, (rows, rows)))
+    d[a] = np.reshape(-np.matmul(inverse_t, np.matmul(np.reshape(d[y], (rows, rows)),
+                                                      inverse_t)), np.shape(a))
+
+
+@tangent(np.linalg.tensorinv)
+def tensorinv_tangent(y, a, ind=2):
+    rows = tensor_rows(a, ind)
+    inverse = np.reshape(y, (rows, rows))
+    d[y] = np.reshape(-np.matmul(inverse, np.matmul(np.reshape(d[a], (rows, rows)), inverse)),
+                      np.shape(y))
+
+
+@adjoint(np.linalg.tensorsolve)
+def tensorsolve_rule(y, a, b, axes=None):
+    # solve's, of a as a square matrix A (its axes moved last), b and x = A^-1 b flattened:
+    # d[b] = A^-T gx, d[a] = -d[b] x^T.
+    order = tensorsolve_order(a, axes)
+    moved = np.transpose(a, order)
+    grad_b = np.linalg.solve(np.transpose(np.reshape(moved, (np.size(b), np.size(b)))),
+                             np.ravel(d[y]))
+    d[b] = np.reshape(grad_b, np.shape(b))
+    d[a] = np.transpose(np.reshape(-np.outer(grad_b, np.ravel(y)), np.shape(moved)),
+                        inverse_permutation(order, a))
+
+
+@tangent(np.linalg.tensorsolve)
+def tensorsolve_tangent(y, a, b, axes=None):
+    # dx = A^-1 (db - dA x), flattened.
+    order = tensorsolve_order(a, axes)
+    size = np.size(b)
+    moved = np.reshape(np.transpose(a, order), (size, size))
+    d[y] = np.reshape(np.linalg.solve(moved, np.ravel(d[b]) - np.matmul(
+        np.reshape(np.transpose(d[a], order), (size, size)), np.ravel(y))), np.shape(y))
 
 
 @adjoint(np.linalg.inv)
@@ -360,7 +396,7 @@ def svdvals_tangent(y, x):
         factors[0] * np.matmul(d[x], np.swapaxes(factors[2], -1, -2)), axis=-2), x)
 
 
-constant(cond_ends, qr_checked, singular_value_axes, singular_value_weights)
+constant(qr_checked, tensor_rows, tensorsolve_order)
 
 
 @adjoint(np.linalg.qr)
@@ -394,31 +430,6 @@ def qr_tangent(y, a, mode="reduced"):
         np.matmul(factors[0], skew - x) + moved, np.matmul(x - skew, factors[1]))
 
 
-@adjoint(np.linalg.cond)
-def cond_rule(y, x, p=None):
-    refuse_complex(x, "numpy.linalg.cond")  # of singular values, as svdvals
-    # y = s_a / s_b, two singular values of x = U diag(s) V^T (the largest and the smallest):
-    # dy/ds = (e_a - y e_b) / s_b, d[x] = U diag(g dy/ds) V^T.
-    factors = np.linalg.svd(x, full_matrices=False)
-    ends = cond_ends(factors[1], p)
-    slopes = (ends[0] - np.expand_dims(y, -1) * ends[1]) / np.sum(
-        ends[1] * factors[1], axis=-1, keepdims=True)
-    d[x] = np.matmul(factors[0] * np.expand_dims(slopes * np.expand_dims(d[y], -1), -2),
-                     factors[2])
-
-
-@tangent(np.linalg.cond)
-def cond_tangent(y, x, p=None):
-    refuse_complex(x, "numpy.linalg.cond")  # of singular values, as svdvals
-    # dy = (ds_a - y ds_b) / s_b, ds_k = u_k^T dx v_k.
-    factors = np.linalg.svd(x, full_matrices=False)
-    ends = cond_ends(factors[1], p)
-    slopes = (ends[0] - np.expand_dims(y, -1) * ends[1]) / np.sum(
-        ends[1] * factors[1], axis=-1, keepdims=True)
-    d[y] = np.sum(slopes * np.sum(factors[0] * np.matmul(
-        d[x], np.swapaxes(factors[2], -1, -2)), axis=-2), axis=-1)
-
-
 @adjoint(np.linalg.pinv)
 def pinv_rule(y, a, rcond=None, hermitian=False, *, rtol=None):
     refuse_complex(a, "numpy.linalg.pinv")  # a complex a^+ reads conj(a)
@@ -444,86 +455,6 @@ def pinv_tangent(y, a, rcond=None, hermitian=False, *, rtol=None):
     d[y] = (-np.matmul(y, np.matmul(d[a], y))
             + left - np.matmul(left, np.matmul(a, y))
             + right - np.matmul(y, np.matmul(a, right)))
-
-
-@adjoint(np.linalg.norm)
-def norm_rule(y, x, ord=None, axis=None, keepdims=False):
-    refuse_complex(x, "numpy.linalg.norm")  # |x| is not holomorphic
-    # A p-norm: d[x] = g |x|^(p-1) sign(x) / y^(p-1); Frobenius and the default are p = 2. A
-    # max or min of sums of |x| (ord=inf of a vector, ord=1 of a matrix): g sign(x) where it
-    # is attained; a count (ord=0): zero. A matrix's ord=2, -2, 'nuc', of its singular values
-    # s (a = U diag(s) V^T, the matrices' axes moved last): d[a] = U diag(g ds/dy) V^T.
-    p = norm_power(x, ord, axis)
-    ties = norm_ties(x, y, p, ord, axis, keepdims)
-    axes = singular_value_axes(x, ord, axis)
-    factors = None if axes is None else np.linalg.svd(np.moveaxis(x, axes, (-2, -1)),
-                                                      full_matrices=False)
-    d[x] = unreduce(d[y] / y ** norm_exponent(p), x, axis, keepdims) * norm_direction(
-        x, p, ties) if axes is None else np.moveaxis(np.matmul(factors[0] * np.expand_dims(
-            singular_value_weights(factors[1], ord) * np.reshape(
-                d[y], np.shape(factors[1])[:-1] + (1,)), -2), factors[2]), (-2, -1), axes)
-
-
-@tangent(np.linalg.norm)
-def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
-    refuse_complex(x, "numpy.linalg.norm")  # |x| is not holomorphic
-    # A p-norm: dy = sum(|x|^(p-1) sign(x) dx) / y^(p-1); Frobenius and the default are p = 2.
-    # Of singular values: dy = sum over k of ds_k dy/ds_k, ds_k = u_k^T dx v_k.
-    p = norm_power(x, ord, axis)
-    ties = norm_ties(x, y, p, ord, axis, keepdims)
-    axes = singular_value_axes(x, ord, axis)
-    factors = None if axes is None else np.linalg.svd(np.moveaxis(x, axes, (-2, -1)),
-                                                      full_matrices=False)
-    d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis, keepdims=keepdims) / y ** \
-        norm_exponent(p) if axes is None else np.reshape(np.sum(
-            singular_value_weights(factors[1], ord) * np.sum(factors[0] * np.matmul(
-                np.moveaxis(d[x], axes, (-2, -1)), np.swapaxes(factors[2], -1, -2)), axis=-2),
-            axis=-1), np.shape(y))
-
-
-@adjoint(np.linalg.matrix_norm)
-def matrix_norm_rule(y, x, *, keepdims=False, ord="fro"):
-    refuse_complex(x, "numpy.linalg.matrix_norm")  # |x| is not holomorphic
-    # np.linalg.norm(x, ord, (-2, -1), keepdims)'s rule.
-    p = norm_power(x, ord, (-2, -1))
-    ties = norm_ties(x, y, p, ord, (-2, -1), keepdims)
-    axes = singular_value_axes(x, ord, (-2, -1))
-    factors = None if axes is None else np.linalg.svd(x, full_matrices=False)
-    d[x] = unreduce(d[y] / y ** norm_exponent(p), x, (-2, -1), keepdims) * norm_direction(
-        x, p, ties) if axes is None else np.matmul(factors[0] * np.expand_dims(
-            singular_value_weights(factors[1], ord) * np.reshape(
-                d[y], np.shape(factors[1])[:-1] + (1,)), -2), factors[2])
-
-
-@tangent(np.linalg.matrix_norm)
-def matrix_norm_tangent(y, x, *, keepdims=False, ord="fro"):
-    refuse_complex(x, "numpy.linalg.matrix_norm")  # |x| is not holomorphic
-    # np.linalg.norm(x, ord, (-2, -1), keepdims)'s rule.
-    p = norm_power(x, ord, (-2, -1))
-    ties = norm_ties(x, y, p, ord, (-2, -1), keepdims)
-    axes = singular_value_axes(x, ord, (-2, -1))
-    factors = None if axes is None else np.linalg.svd(x, full_matrices=False)
-    d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=(-2, -1), keepdims=keepdims) / y ** \
-        norm_exponent(p) if axes is None else np.reshape(np.sum(
-            singular_value_weights(factors[1], ord) * np.sum(factors[0] * np.matmul(
-                d[x], np.swapaxes(factors[2], -1, -2)), axis=-2), axis=-1), np.shape(y))
-
-
-@adjoint(np.linalg.vector_norm)
-def vector_norm_rule(y, x, axis=None, keepdims=False, ord=2):
-    refuse_complex(x, "numpy.linalg.vector_norm")  # |x| is not holomorphic
-    p = vector_norm_power(ord)
-    ties = norm_ties(x, y, p, ord, axis, keepdims, matrix=False)
-    d[x] = unreduce(d[y] / y ** norm_exponent(p), x, axis, keepdims) * norm_direction(x, p, ties)
-
-
-@tangent(np.linalg.vector_norm)
-def vector_norm_tangent(y, x, axis=None, keepdims=False, ord=2):
-    refuse_complex(x, "numpy.linalg.vector_norm")  # |x| is not holomorphic
-    p = vector_norm_power(ord)
-    ties = norm_ties(x, y, p, ord, axis, keepdims, matrix=False)
-    d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis,
-                  keepdims=keepdims) / y ** norm_exponent(p)
 
 
 constant(check_full_rank)

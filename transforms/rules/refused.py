@@ -165,8 +165,6 @@ REFUSED = {
     "histogram_bin_edges": "compute the bin edges outside the differentiated function",
     "matvec": "write np.einsum('...ij,...j->...i', a, v)",
     "vecmat": "write np.einsum('...j,...ji->...i', v, a)",
-    "linalg.tensorinv": "reshape to a matrix and use np.linalg.inv",
-    "linalg.tensorsolve": "reshape to a matrix and use np.linalg.solve",
 }
 
 
