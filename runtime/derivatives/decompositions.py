@@ -60,6 +60,18 @@ def singular_value_axes(x, ord=None, axis=None):
     return tuple(int(each) % ndim for each in axes)
 
 
+def _fold_singular_value_axes(arguments):
+    """`singular_value_axes(x, None, axis)` is None: the default ord's norm is no norm of
+    singular values (transforms/rules/core.py folds such calls in the code it makes, so that
+    the rules of np.linalg.norm(x) read as those of the 2-norm alone)."""
+    ord = arguments[1] if len(arguments) > 1 else None
+    # (a constant node's `value`; a name has none)
+    return ord if ord is not None and hasattr(ord, "value") and ord.value is None else None
+
+
+singular_value_axes.__autotrace_fold__ = _fold_singular_value_axes
+
+
 def singular_value_weights(s, ord):
     """d norm / d s for the singular values `s` (last axis) of a norm of ord 2 (the largest),
     -2 (the smallest) or 'nuc' (their sum): ones for 'nuc', 1/(number of ties) where the max or

@@ -29,13 +29,13 @@ def norm_rule(y, x, ord=None, axis=None, keepdims=False):
     # s (a = U diag(s) V^T, the matrices' axes moved last): d[a] = U diag(g ds/dy) V^T.
     p = norm_power(x, ord, axis)
     ties = norm_ties(x, y, p, ord, axis, keepdims)
-    axes = singular_value_axes(x, ord, axis)
-    factors = None if axes is None else np.linalg.svd(np.moveaxis(x, axes, (-2, -1)),
-                                                      full_matrices=False)
+    factors = None if singular_value_axes(x, ord, axis) is None else np.linalg.svd(
+        np.moveaxis(x, singular_value_axes(x, ord, axis), (-2, -1)), full_matrices=False)
     d[x] = unreduce(d[y] / y ** norm_exponent(p), x, axis, keepdims) * norm_direction(
-        x, p, ties) if axes is None else np.moveaxis(np.matmul(factors[0] * np.expand_dims(
-            singular_value_weights(factors[1], ord) * np.reshape(
-                d[y], np.shape(factors[1])[:-1] + (1,)), -2), factors[2]), (-2, -1), axes)
+        x, p, ties) if singular_value_axes(x, ord, axis) is None else np.moveaxis(np.matmul(
+            factors[0] * np.expand_dims(singular_value_weights(factors[1], ord) * np.reshape(
+                d[y], np.shape(factors[1])[:-1] + (1,)), -2), factors[2]), (-2, -1),
+        singular_value_axes(x, ord, axis))
 
 
 @tangent(np.linalg.norm)
@@ -45,14 +45,13 @@ def norm_tangent(y, x, ord=None, axis=None, keepdims=False):
     # Of singular values: dy = sum over k of ds_k dy/ds_k, ds_k = u_k^T dx v_k.
     p = norm_power(x, ord, axis)
     ties = norm_ties(x, y, p, ord, axis, keepdims)
-    axes = singular_value_axes(x, ord, axis)
-    factors = None if axes is None else np.linalg.svd(np.moveaxis(x, axes, (-2, -1)),
-                                                      full_matrices=False)
+    factors = None if singular_value_axes(x, ord, axis) is None else np.linalg.svd(
+        np.moveaxis(x, singular_value_axes(x, ord, axis), (-2, -1)), full_matrices=False)
     d[y] = np.sum(norm_direction(x, p, ties) * d[x], axis=axis, keepdims=keepdims) / y ** \
-        norm_exponent(p) if axes is None else np.reshape(np.sum(
+        norm_exponent(p) if singular_value_axes(x, ord, axis) is None else np.reshape(np.sum(
             singular_value_weights(factors[1], ord) * np.sum(factors[0] * np.matmul(
-                np.moveaxis(d[x], axes, (-2, -1)), np.swapaxes(factors[2], -1, -2)), axis=-2),
-            axis=-1), np.shape(y))
+                np.moveaxis(d[x], singular_value_axes(x, ord, axis), (-2, -1)),
+                np.swapaxes(factors[2], -1, -2)), axis=-2), axis=-1), np.shape(y))
 
 
 @adjoint(np.linalg.matrix_norm)
