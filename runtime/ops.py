@@ -33,6 +33,7 @@ from .primitives import stride_tricks as ops_stride_tricks
 from .primitives import trapezoid as ops_trapezoid
 from .primitives import statistics as ops_statistics
 from .primitives import order_statistics as ops_order_statistics
+from .primitives import piecewise as ops_piecewise
 from .primitives import convolution
 from .primitives import pooling
 from .primitives import keyed_random as random

@@ -1,6 +1,8 @@
 """Every public function of numpy, numpy.linalg and numpy.fft is accounted for, one by one:
 
 - it has an adjoint rule, a tangent rule and an op that traces it (autotrace.function), or
+- it is differentiated as its Python version (np.select, np.interp: transforms/front/
+  python_versions.py), which is also what traces it, or
 - it is a constant to the gradient (np.argmax, np.shape, ...; transforms/rules/constants.py and
   the NOT_DIFFERENTIABLE table of transforms/rules/refused.py, each entry with its reason), or
 - it is on the REFUSED table of transforms/rules/refused.py, with the reason, which is what
@@ -22,6 +24,7 @@ import autotrace.runtime.ops  # noqa: F401  (fills the op registry)
 import autotrace.transforms.rules  # noqa: F401  (fills the rule registries)
 from autotrace.runtime.tracing.control_statements import NUMPY_REPLACEMENTS
 from autotrace.runtime.primitives.registry import numpy_functions
+from autotrace.transforms.front.python_versions import PYTHON_VERSIONS
 from autotrace.transforms.rules.core import adjoint_rules, constant_functions, tangent_rules
 from autotrace.transforms.rules.refused import (NOT_DIFFERENTIABLE, REFUSED,
                                                 not_differentiable_functions, refused_functions)
@@ -56,6 +59,9 @@ def test_every_public_function_has_rules_and_an_op_or_a_reason():
     unplaced, incomplete = [], []
     for name, function in FUNCTIONS.items():
         if function in refused_functions or function in constant_functions:
+            continue
+        if function in PYTHON_VERSIONS and numpy_functions.get(function) is \
+                PYTHON_VERSIONS[function]:
             continue
         if function not in adjoint_rules:
             unplaced.append(name)

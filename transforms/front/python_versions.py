@@ -16,7 +16,8 @@ as their augmented assignments, in_place_dunders.py). An array's operator method
 name (`a.__mul__(b)`, `a.__rsub__(1.0)`, `a.__neg__()`: a call resolved when it runs) are
 their operators (`a * b`, `1.0 - a`, `-a`), whose rules apply (`operator_method_version`), and
 its `__copy__` and `__deepcopy__` are copy.copy's and copy.deepcopy's, as those are
-autotrace's versions with rules.
+autotrace's versions with rules. np.select and np.interp are differentiated as the ops they
+compute (runtime/primitives/piecewise.py, whose functions also trace them).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from .parsing import resolve
 from ..codegen.codegen import load_function
 from ...runtime.derivatives.copies import copied, deep_copied
 from ...runtime.derivatives.snapshots import refuse_in_place_operator
+from ...runtime.primitives import piecewise
 from ...runtime.primitives.registry import is_traced
 from ...runtime.ops import OPERATOR_SYMBOLS
 
@@ -132,7 +134,8 @@ _COPY_VERSIONS = {copy_module.copy: copied, copy_module.deepcopy: deep_copied}
 PYTHON_VERSIONS = {functools.reduce: reduce, operator.add: add, operator.sub: sub,
                    operator.mul: mul, operator.truediv: truediv, operator.matmul: matmul,
                    operator.pow: power, operator.neg: neg, copy_module.copy: copy,
-                   copy_module.deepcopy: deepcopy}
+                   copy_module.deepcopy: deepcopy, np.select: piecewise.select,
+                   np.interp: piecewise.interp}
 
 
 def python_version(func):

@@ -108,7 +108,6 @@ REFUSED = {
              "is differentiated",
     "compress": _BY_VALUE + " (x[mask] is differentiated)",
     "extract": _BY_VALUE + " (x[mask] is differentiated)",
-    "select": "write nested np.where(condition, x, y), which is differentiated",
     "choose": "write np.where, or np.take_along_axis with the choices stacked",
     "cov": "write it with np.mean and @: (x - m) @ (x - m).T / (n - 1)",
     "corrcoef": "write the covariance with np.mean and @, then divide by the "
@@ -117,8 +116,6 @@ REFUSED = {
     "cumulative_prod": "use np.cumprod (with np.concatenate for include_initial)",
     "ediff1d": "write np.diff(np.ravel(x))",
     "gradient": "write the differences with slices, (x[2:] - x[:-2]) / 2",
-    "interp": "find the intervals outside the differentiated function "
-               "(np.searchsorted) and interpolate with indexing and arithmetic",
     "unwrap": "compute the multiples of 2 pi it adds outside the differentiated "
                "function, and add them",
     "i0": "its derivative, the Bessel function i1, is not in NumPy",

@@ -1,0 +1,129 @@
+"""np.select and np.interp written as the ops they compute.
+
+Each function here is both the binding that traces the NumPy function (autotrace.function,
+vmap) and the Python version that the source transforms differentiate in its place
+(transforms/front/python_versions.py), so its derivatives, in every mode and to any order, are
+those of the ops it calls, and no rule is written for it.
+
+np.select is np.where nested from the last condition to the first, in the dtype NumPy's select
+gives. np.interp is NumPy's own computation: the segment [xp[j], xp[j + 1]] each x falls in
+(found by np.searchsorted, an integer: no gradient), fp[j] + slope * (x - xp[j]) with the
+segment's slope, fp[-1] at xp[-1], left and right outside; for a period, x and xp taken modulo
+it, xp sorted and extended by one point on each side, as NumPy's wrapper does. Its gradient in
+x is the slope (0 outside), in fp the linear weights and in xp the slope's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import traces
+
+
+def _dtype_of(value):
+    """What NumPy's type promotion reads of `value`: a Python number as it is, else a dtype."""
+    return value if isinstance(value, (bool, int, float, complex)) else np.result_type(value)
+
+
+def select_dtype(choicelist, default):
+    """The dtype of np.select(condlist, choicelist, default), found by NumPy's select itself
+    on empty arrays of the choices' dtypes."""
+    empty = [np.zeros(0, _dtype_of(choice)) for choice in choicelist]
+    fill = default if isinstance(default, (bool, int, float, complex)) else np.zeros(
+        0, _dtype_of(default))
+    return np.select([np.zeros(0, bool)] * len(empty), empty, fill).dtype
+
+
+def check_conditions(condlist, choicelist) -> None:
+    """NumPy's errors for the conditions of np.select."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    for index, condition in enumerate(condlist):
+        if np.result_type(condition) != np.bool_:
+            raise TypeError(f"invalid entry {index} in condlist: should be boolean ndarray")
+
+
+@traces(np.select)
+def select(condlist, choicelist, default=0):
+    """np.select: the first choice whose condition holds, else default."""
+    check_conditions(condlist, choicelist)
+    dtype = select_dtype(choicelist, default)
+    result = default
+    for index in range(len(condlist) - 1, -1, -1):
+        result = np.where(condlist[index], choicelist[index], result)
+    return np.astype(result, dtype, copy=False)
+
+
+def as_array(value, dtype):
+    """`value` as an array of `dtype` (a traced value, whose np.asarray is refused, too)."""
+    return np.astype(value if hasattr(value, "dtype") else np.asarray(value), dtype, copy=False)
+
+
+def check_samples(xp, fp) -> None:
+    """NumPy's errors for np.interp's sample points."""
+    if np.ndim(xp) != 1 or np.ndim(fp) != 1:
+        raise ValueError("object too deep for desired array")
+    if np.shape(xp)[0] == 0:
+        raise ValueError("array of sample points is empty")
+    if np.shape(xp)[0] != np.shape(fp)[0]:
+        raise ValueError("fp and xp are not of the same length.")
+
+
+@traces(np.interp)
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """np.interp: the piecewise linear function through the points (xp, fp), at x."""
+    x, xp, fp, left, right = interp_points(x, xp, fp, left, right, period)
+    j = segments(x, xp)
+    return pieces(x, xp, fp, left, right, at(xp, j), at(xp, j + 1), at(fp, j), at(fp, j + 1))
+
+
+def at(values, index):
+    """values[index] for 1-d values, where values may be a NumPy array and index traced."""
+    return np.reshape(np.take_along_axis(values, np.reshape(index, (-1,)), 0), np.shape(index))
+
+
+def interp_points(x, xp, fp, left, right, period):
+    """np.interp's arguments as it computes with them: arrays of float64 (fp of complex128
+    where complex), and for a period x and xp taken modulo it, xp sorted and extended by one
+    point on each side (then no left or right)."""
+    dtype = np.complex128 if np.iscomplexobj(fp) else np.float64
+    x = as_array(x, np.float64)
+    xp = as_array(xp, np.float64)
+    fp = as_array(fp, dtype)
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period = abs(period)
+        left = None
+        right = None
+        check_samples(xp, fp)
+        x = x % period
+        xp = xp % period
+        order = np.argsort(xp)
+        xp = at(xp, order)
+        fp = at(fp, order)
+        xp = np.concatenate((xp[-1:] - period, xp, xp[0:1] + period))
+        fp = np.concatenate((fp[-1:], fp, fp[0:1]))
+    check_samples(xp, fp)
+    return x, xp, fp, left, right
+
+
+def segments(x, xp):
+    """The first point j of the segment [xp[j], xp[j + 1]] that holds each x (the first or the
+    last segment outside them): integers, no gradient."""
+    return np.clip(np.searchsorted(xp, x, side="right") - 1, 0, max(np.shape(xp)[0] - 2, 0))
+
+
+def pieces(x, xp, fp, left, right, lower, upper, below, above):
+    """np.interp's values, from the ends of each x's segment (lower and upper of xp, below
+    and above of fp), by NumPy's arithmetic: fp[-1] at xp[-1], left and right outside."""
+    first = fp[0] if left is None else left
+    last = fp[-1] if right is None else right
+    if np.shape(xp)[0] == 1:
+        inside = np.where(x == xp[0], fp[0], below)
+    else:
+        slope = (above - below) / (upper - lower)
+        inside = np.where(x == xp[-1], fp[-1], slope * (x - lower) + below)
+    return np.astype(np.where(x < xp[0], first, np.where(x > xp[-1], last, inside)),
+                     fp.dtype, copy=False)
