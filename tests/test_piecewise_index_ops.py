@@ -1,10 +1,11 @@
-"""np.select and np.interp in user functions, in every mode.
+"""np.select, np.interp and np.gradient in user functions, in every mode.
 
-Both are differentiated as the ops they compute (runtime/primitives/piecewise.py): np.select as
-np.where nested from its last condition to its first, np.interp as NumPy's arithmetic on the
-segment that holds each x. Here whole functions go through grad, value_and_grad, vjp, the traced
-gradient, forward mode and the gradient of a directional derivative (check_every_mode), the
-Hessian, and vmap(grad) against a loop; traced, their values and dtypes are NumPy's.
+Each is differentiated as the ops it computes (runtime/primitives/piecewise.py and
+finite_differences.py): np.select as np.where nested from its last condition to its first,
+np.interp as NumPy's arithmetic on the segment that holds each x, np.gradient as its
+differences. Whole functions go through grad, value_and_grad, vjp, the traced gradient, forward
+mode and the gradient of a directional derivative (check_every_mode), the Hessian, and
+vmap(grad) against a loop; traced, their values and dtypes are NumPy's.
 """
 import numpy as np
 import pytest
@@ -18,24 +19,50 @@ XP = np.sort(RNG.uniform(-2.0, 2.0, 6))
 FP = RNG.standard_normal(6)
 AT = np.concatenate([RNG.uniform(-2.5, 2.5, 8), XP[:1] - 0.5, XP[-1:] + 0.5])
 INTERP_OPTIONS = [{}, dict(left=-3.0, right=4.0), dict(period=3.0)]
+INTERP_IDS = ["ends", "left-right", "period"]
+SAMPLES = RNG.standard_normal((4, 5))
+ROWS = np.cumsum(RNG.uniform(0.5, 1.0, 4))  # unevenly spaced, no two close
+COLUMNS = np.cumsum(RNG.uniform(0.5, 1.0, 5))
 
+
+def check_hessian(f, x):
+    """autotrace.hessian(f) at x along a random direction, against central differences of
+    the gradient."""
+    direction = np.random.default_rng(1).standard_normal(np.shape(x))
+    step = 1e-6
+    expected = (autotrace.grad(f)(x + step * direction)
+                - autotrace.grad(f)(x - step * direction)) / (2 * step)
+    np.testing.assert_allclose(autotrace.hessian(f)(x) @ direction, expected, rtol=1e-5,
+                               atol=1e-6)
+
+
+def as_tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+def check_traced(function, x):
+    """autotrace.function(function)(x) is NumPy's result, of NumPy's dtype (float64 and
+    float32 x), to the bit."""
+    for argument in (x, np.asarray(x, np.float32)):
+        traced, expected = autotrace.function(function)(argument), function(argument)
+        assert type(traced) is type(expected)
+        for t, e in zip(as_tuple(traced), as_tuple(expected)):
+            assert t.dtype == e.dtype
+            np.testing.assert_array_equal(t, e)
+
+
+# --- np.select --------------------------------------------------------------------------------
 
 def chosen(x):
     return np.select([x < -0.5, x > 0.5], [x ** 2, np.sin(x)], x * 3.0)
 
 
-def test_select_every_mode():
-    check_every_mode(lambda x: np.sum(chosen(x) ** 2), X)
-    # the default a number, a choice broadcast against the conditions
-    check_every_mode(lambda x: np.sum(np.select([x > 0.0], [np.sum(x) * x[:1]]) ** 2), X)
-
-
-def test_select_traced_value_and_dtype_are_numpys():
-    for x in (X, X.astype(np.float32)):
-        traced = autotrace.function(chosen)(x)
-        assert traced.dtype == chosen(x).dtype == x.dtype
-        np.testing.assert_array_equal(traced, chosen(x))
-        assert autotrace.grad(lambda v: np.sum(chosen(v)))(x).dtype == x.dtype
+def test_select_every_mode_and_traced():
+    check_every_mode(lambda x: np.sum(chosen(x) ** 2)
+                     + np.sum(np.select([x > 0.0], [np.sum(x) * x[:1]]) ** 2), X)
+    check_traced(chosen, X)
+    assert autotrace.grad(lambda v: np.sum(chosen(v)))(X.astype(np.float32)).dtype == \
+        np.float32
 
 
 def test_select_refuses_as_numpy_does():
@@ -45,38 +72,29 @@ def test_select_refuses_as_numpy_does():
         autotrace.function(lambda x: np.select([x], [x]))(X)
 
 
-@pytest.mark.parametrize("options", INTERP_OPTIONS, ids=["ends", "left-right", "period"])
-def test_interp_every_mode(options):
-    check_every_mode(lambda x: np.sum(np.sin(np.interp(x, XP, FP, **options))), AT)
-    check_every_mode(lambda fp: np.sum(np.interp(AT, XP, fp, **options) ** 3), FP)
-    check_every_mode(lambda xp: np.sum(np.sin(np.interp(AT, xp, FP, **options))), XP)
+# --- np.interp --------------------------------------------------------------------------------
 
-
-@pytest.mark.parametrize("options", INTERP_OPTIONS, ids=["ends", "left-right", "period"])
-def test_interp_traced_value_and_dtype_are_numpys(options):
-    for x in (AT, AT.astype(np.float32), 0.3):
-        traced = autotrace.function(lambda v: np.interp(v, XP, FP, **options))(x)
-        expected = np.interp(x, XP, FP, **options)
-        assert traced.dtype == expected.dtype == np.float64
-        np.testing.assert_array_equal(traced, expected)
-    gradient = autotrace.grad(lambda v: np.sum(np.interp(v, XP, FP)))(AT.astype(np.float32))
-    assert gradient.dtype == np.float32
+@pytest.mark.parametrize("options", INTERP_OPTIONS, ids=INTERP_IDS)
+def test_interp_every_mode_in_x_points_and_values(options):
+    def f(v):  # v: x, xp and fp, one after the other
+        return np.sum(np.sin(np.interp(v[:10], v[10:16], v[16:], **options)) * AT)
+    check_every_mode(f, np.concatenate([AT, XP, FP]))
+    check_traced(lambda x: np.interp(x, XP, FP, **options), AT)
+    assert autotrace.function(lambda x: np.interp(x, XP, FP, **options))(0.3) == \
+        np.interp(0.3, XP, FP, **options)
 
 
 def test_interp_slope_is_zero_outside_and_the_segments_inside():
     x = np.array([XP[0] - 1.0, (XP[1] + XP[2]) / 2, XP[-1] + 1.0])
-    slopes = (FP[2] - FP[1]) / (XP[2] - XP[1])
-    np.testing.assert_allclose(autotrace.grad(lambda v: np.sum(np.interp(v, XP, FP)))(x),
-                               [0.0, slopes, 0.0], rtol=1e-12)
+    slope = (FP[2] - FP[1]) / (XP[2] - XP[1])
+    gradient = autotrace.grad(lambda v: np.sum(np.interp(v, XP, FP)))(x.astype(np.float32))
+    assert gradient.dtype == np.float32
+    np.testing.assert_allclose(gradient, [0.0, slope, 0.0], rtol=1e-6)
 
 
-def test_interp_hessian_in_points_and_values():
-    def f(fp):
-        return np.sum(np.interp(AT, XP * 1.1, fp) ** 2 * np.interp(AT * 0.5, XP, fp))
-    hessian = autotrace.hessian(f)(FP)
-    expected = np.stack([central_difference(lambda v: autotrace.grad(f)(v)[i], FP)
-                         for i in range(len(FP))])
-    np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-6)
+def test_interp_hessian():
+    check_hessian(lambda fp: np.sum(np.interp(AT, XP * 1.1, fp) ** 2
+                                    * np.interp(AT * 0.5, XP, fp)), FP)
 
 
 def test_interp_and_select_vmap_of_grad_match_a_loop():
@@ -85,8 +103,52 @@ def test_interp_and_select_vmap_of_grad_match_a_loop():
     xs, fps = np.stack([AT, AT * 0.9]), np.stack([FP, FP * 2.0])
     batched = autotrace.vmap(autotrace.grad(f, wrt=(0, 1, 2)), in_axes=(0, None, 0))(xs, XP, fps)
     for k in range(2):
-        one = autotrace.grad(f, wrt=(0, 1, 2))(xs[k], XP, fps[k])
-        for batched_gradient, gradient in zip(batched, one):
-            np.testing.assert_allclose(batched_gradient[k], gradient, rtol=1e-12)
+        for b, one in zip(batched, autotrace.grad(f, wrt=(0, 1, 2))(xs[k], XP, fps[k])):
+            np.testing.assert_allclose(b[k], one, rtol=1e-12)
         np.testing.assert_allclose(batched[0][k], central_difference(
             lambda v: f(v, XP, fps[k]), xs[k]), rtol=1e-6, atol=1e-8)
+
+
+# --- np.gradient ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spacings, options", [
+    ((), {}), ((0.7,), dict(edge_order=2)), ((ROWS, COLUMNS), {}),
+    ((ROWS, COLUMNS), dict(edge_order=2)), ((0.5, COLUMNS), {}),
+    ((COLUMNS,), dict(axis=-1, edge_order=2))],
+    ids=["unit", "number-edge2", "coordinates", "coordinates-edge2", "mixed", "axis"])
+def test_gradient_traced_as_numpy(spacings, options):
+    check_traced(lambda f: np.gradient(f, *spacings, **options), SAMPLES)
+
+
+def test_gradient_every_mode_in_samples_and_coordinates():
+    def f(v):  # v: the samples, then the coordinates of their columns
+        rows, columns = np.gradient(np.reshape(v[:20], (4, 5)) ** 2, ROWS, v[20:], edge_order=2)
+        return np.sum(np.sin(rows)) + np.sum(columns ** 2)
+    check_every_mode(f, np.concatenate([np.ravel(SAMPLES), COLUMNS]))
+
+
+def test_gradient_in_a_spacing_and_of_unit_spacing():
+    def f(v):
+        return np.sum(np.gradient(SAMPLES * v[1:], v[0], axis=0) ** 2) + np.sum(
+            np.gradient(v[1:] ** 3) * COLUMNS)
+    v = np.concatenate([[0.4], COLUMNS])
+    np.testing.assert_allclose(autotrace.grad(f)(v), central_difference(f, v), rtol=1e-6)
+    _, tangent = autotrace.forward(f)(v, tangent=v)
+    assert tangent == pytest.approx(central_difference(f, v) @ v, rel=1e-6)
+
+
+def test_gradient_hessian_and_vmap_of_grad():
+    def f(samples, coordinates):
+        return np.sum(np.gradient(samples ** 2, coordinates) ** 2)
+    check_hessian(lambda c: f(SAMPLES[0], c), COLUMNS)
+    batched = autotrace.vmap(autotrace.grad(f, wrt=(0, 1)), in_axes=(0, None))(SAMPLES, COLUMNS)
+    for k in range(len(SAMPLES)):
+        for b, one in zip(batched, autotrace.grad(f, wrt=(0, 1))(SAMPLES[k], COLUMNS)):
+            np.testing.assert_allclose(b[k], one, rtol=1e-12)
+
+
+def test_gradient_refuses_as_numpy_does():
+    with pytest.raises(ValueError, match=r"at least \(edge_order \+ 1\) elements"):
+        autotrace.grad(lambda x: np.sum(np.gradient(x[:2], edge_order=2)))(X)
+    with pytest.raises(ValueError, match="distances must match the length"):
+        autotrace.function(lambda x: np.gradient(x, COLUMNS))(X)

@@ -16,8 +16,8 @@ as their augmented assignments, in_place_dunders.py). An array's operator method
 name (`a.__mul__(b)`, `a.__rsub__(1.0)`, `a.__neg__()`: a call resolved when it runs) are
 their operators (`a * b`, `1.0 - a`, `-a`), whose rules apply (`operator_method_version`), and
 its `__copy__` and `__deepcopy__` are copy.copy's and copy.deepcopy's, as those are
-autotrace's versions with rules. np.select and np.interp are differentiated as the ops they
-compute (runtime/primitives/piecewise.py, whose functions also trace them).
+autotrace's versions with rules. np.select, np.interp and np.gradient are differentiated as the ops they
+compute (runtime/primitives/piecewise.py and finite_differences.py, whose functions also trace them).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from .parsing import resolve
 from ..codegen.codegen import load_function
 from ...runtime.derivatives.copies import copied, deep_copied
 from ...runtime.derivatives.snapshots import refuse_in_place_operator
-from ...runtime.primitives import piecewise
+from ...runtime.primitives import finite_differences, piecewise
 from ...runtime.primitives.registry import is_traced
 from ...runtime.ops import OPERATOR_SYMBOLS
 
@@ -135,7 +135,8 @@ PYTHON_VERSIONS = {functools.reduce: reduce, operator.add: add, operator.sub: su
                    operator.mul: mul, operator.truediv: truediv, operator.matmul: matmul,
                    operator.pow: power, operator.neg: neg, copy_module.copy: copy,
                    copy_module.deepcopy: deepcopy, np.select: piecewise.select,
-                   np.interp: piecewise.interp}
+                   np.interp: piecewise.interp,
+                   np.gradient: finite_differences.gradient}
 
 
 def python_version(func):

@@ -27,6 +27,7 @@ from ..errors import Location
 from .function_caches import made_from
 from ..analysis.live_names import LiveNamespace
 from .parsing import parse_function
+from .python_versions import python_version
 from ..codegen.templates import name
 from ..codegen.naming import seed_keyword
 from ..codegen.nodes import nodes_of, walk
@@ -222,7 +223,7 @@ def specialize_calls(function: gast.FunctionDef, namespace: dict, resolve, namer
     headers = {id(item.context_expr) for node in walk(function)
                if isinstance(node, gast.With) for item in node.items}
     for node in calls_written_out(function):
-        callee = resolve(node.func, namespace)
+        callee = python_version(resolve(node.func, namespace))  # (np.gradient: its version)
         checkpointed = isinstance(callee, Checkpointed)
         if checkpointed:  # autotrace.checkpoint(f): f specialized, still checkpointed
             callee = callee.function

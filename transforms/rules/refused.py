@@ -115,7 +115,6 @@ REFUSED = {
     "cumulative_sum": "use np.cumsum (with np.concatenate for include_initial)",
     "cumulative_prod": "use np.cumprod (with np.concatenate for include_initial)",
     "ediff1d": "write np.diff(np.ravel(x))",
-    "gradient": "write the differences with slices, (x[2:] - x[:-2]) / 2",
     "unwrap": "compute the multiples of 2 pi it adds outside the differentiated "
                "function, and add them",
     "i0": "its derivative, the Bessel function i1, is not in NumPy",
