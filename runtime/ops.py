@@ -35,6 +35,7 @@ from .primitives import statistics as ops_statistics
 from .primitives import order_statistics as ops_order_statistics
 from .primitives import piecewise as ops_piecewise
 from .primitives import finite_differences as ops_finite_differences
+from .primitives import bin_counts as ops_bin_counts
 from .primitives import convolution
 from .primitives import pooling
 from .primitives import keyed_random as random

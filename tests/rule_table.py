@@ -349,6 +349,11 @@ TABLE += [
     E("logaddexp2.reduce/axis0", np.logaddexp2.reduce, normal((3, 4)), dict(axis=0)),
     E("cumsum/flat", np.cumsum, normal((3, 4))),
     E("cumsum/axis1", np.cumsum, normal((3, 4)), dict(axis=1)),
+    # bins that hold several weights, one, none, and bins past max(x) (minlength)
+    E("bincount", np.bincount, lambda rng: (np.array([0, 2, 1, 0, 4, 2, 2]),
+                                            rng.standard_normal(7))),
+    E("bincount/minlength", np.bincount, lambda rng: (np.array([3, 1, 3]),
+                                                      rng.standard_normal(3)), dict(minlength=6)),
     E("cumprod/flat", np.cumprod, uniform(0.5, 1.5, (3, 4))),
     E("cumprod/axis0", np.cumprod, lambda rng: (away_from_zero(rng, (3, 4)),), dict(axis=0)),
     E("cumprod/zeros", np.cumprod, lambda rng: (with_zeros(rng, (7,)),),

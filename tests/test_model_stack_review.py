@@ -64,7 +64,7 @@ def test_traced_embedding_gradient_refuses_an_index_out_of_range():
 
 
 def _scattered(weights, ids):
-    # the form autotrace's error for np.bincount's weights asks for
+    # np.bincount(ids, weights, minlength=3) written out
     counts = np.zeros_like(weights, shape=(3,))
     np.add.at(counts, ids, weights)
     return np.sum(counts * np.arange(3.0))

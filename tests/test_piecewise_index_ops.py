@@ -1,9 +1,10 @@
-"""np.select, np.interp and np.gradient in user functions, in every mode.
+"""np.select, np.interp, np.gradient and np.bincount in user functions, in every mode.
 
 Each is differentiated as the ops it computes (runtime/primitives/piecewise.py and
 finite_differences.py): np.select as np.where nested from its last condition to its first,
 np.interp as NumPy's arithmetic on the segment that holds each x, np.gradient as its
-differences. Whole functions go through grad, value_and_grad, vjp, the traced gradient, forward
+differences; np.bincount has a rule (its weights' gradient is the bins') and traces
+as a scatter_add. Whole functions go through grad, value_and_grad, vjp, the traced gradient, forward
 mode and the gradient of a directional derivative (check_every_mode), the Hessian, and
 vmap(grad) against a loop; traced, their values and dtypes are NumPy's.
 """
@@ -152,3 +153,51 @@ def test_gradient_refuses_as_numpy_does():
         autotrace.grad(lambda x: np.sum(np.gradient(x[:2], edge_order=2)))(X)
     with pytest.raises(ValueError, match="distances must match the length"):
         autotrace.function(lambda x: np.gradient(x, COLUMNS))(X)
+
+
+# --- np.bincount ------------------------------------------------------------------------------
+
+LABELS = np.array([0, 1, 0, 2, 1, 4])
+WEIGHTS = RNG.standard_normal(6)
+
+
+def test_bincount_every_mode_and_traced():
+    check_every_mode(lambda w: np.sum(np.sin(np.bincount(LABELS, w ** 2, minlength=7))), WEIGHTS)
+    for weights in (WEIGHTS, WEIGHTS.astype(np.float32)):
+        traced = autotrace.function(lambda w: np.bincount(LABELS, w))(weights)
+        assert traced.dtype == np.float64
+        np.testing.assert_array_equal(traced, np.bincount(LABELS, weights))
+        assert autotrace.grad(lambda w: np.sum(np.bincount(LABELS, w) ** 2))(
+            weights).dtype == weights.dtype
+
+
+def test_bincount_of_traced_bins_needs_minlength_and_checks_it():
+    def weighted(x, w):
+        return np.bincount(x, w, minlength=6)
+    counted = autotrace.function(lambda x: np.bincount(x, minlength=6))(LABELS)
+    np.testing.assert_array_equal(counted, np.bincount(LABELS, minlength=6))
+    assert counted.dtype == np.bincount(LABELS).dtype
+    np.testing.assert_array_equal(autotrace.function(weighted)(LABELS, WEIGHTS),
+                                  weighted(LABELS, WEIGHTS))
+    line = weighted.__code__.co_firstlineno + 1
+    with pytest.raises(IndexError, match=(
+            r"^np.bincount of a traced x with minlength=6: x holds values from 3 to 7, and a "
+            r"traced np.bincount counts values in \[0, 6\) only \(its result's length is "
+            r"minlength\); give a minlength above every value of x\n"
+            rf'  File "{__file__}", line {line}\n')):
+        autotrace.function(weighted)(LABELS + 3, WEIGHTS)
+    with pytest.raises(NotImplementedError, match=(
+            r"np.bincount of a traced x: the length of its result, max\(x\) \+ 1, is not known "
+            r"while tracing; give minlength=n")):
+        autotrace.function(lambda x, w: np.bincount(x, w))(LABELS, WEIGHTS)
+
+
+def test_bincount_vmap_of_grad_matches_a_loop():
+    def f(w, x):
+        return np.sum(np.bincount(x, w, minlength=6) ** 2)
+    xs, ws = np.stack([LABELS, LABELS[::-1]]), np.stack([WEIGHTS, WEIGHTS * 2.0])
+    batched = autotrace.vmap(autotrace.grad(f))(ws, xs)
+    for k in range(2):
+        np.testing.assert_allclose(batched[k], central_difference(lambda w: f(w, xs[k]), ws[k]),
+                                   rtol=1e-6, atol=1e-8)
+    check_hessian(lambda w: f(w, LABELS), WEIGHTS)

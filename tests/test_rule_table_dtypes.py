@@ -66,6 +66,8 @@ WIDENING = {
                     "polygamma sums its series in float64, and gives float32"),
     **dict.fromkeys(["helper:erfc", "helper:gamma", "helper:lgamma"],
                     "math's function of each element's float64 value, given as float32"),
+    **dict.fromkeys(["bincount", "bincount/minlength"],
+                    "np.bincount adds the weights in float64, whatever their dtype"),
     "polyval/number": "np.polyval makes the Python float x a float64 array (np.asanyarray)",
     **dict.fromkeys(["vander", "vander/wider", "vander/increasing", "vander/one-column"],
                     "np.vander computes in x's dtype promoted with int: float64 (complex128)"),
@@ -82,6 +84,7 @@ UNTRACED = {
     "take_along_axis/last": "untake_along reads the indices as a NumPy array",
     "helper:untake_along": "untake_along reads the indices as a NumPy array",
     "helper:untake_along/broadcast": "untake_along reads the indices as a NumPy array",
+    "bincount": "np.bincount of a traced x without minlength: its length is max(x) + 1",
 }
 
 # Entries whose function NumPy defines for complex numbers but whose rules autotrace states

@@ -227,3 +227,9 @@ def sort_rule(y, a, axis=-1, kind=None, order=None, *, stable=None):
 @tangent(np.sort)
 def sort_tangent(y, a, axis=-1, kind=None, order=None, *, stable=None):
     d[y] = sort_like(d[a], a, axis)
+
+
+@linear(np.bincount)
+def bincount_rule(y, x, weights=None, minlength=0):
+    # y[k] sums the weights of the places where x is k: each weight's gradient is its bin's.
+    d[weights] = np.take(d[y], x)

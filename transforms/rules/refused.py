@@ -152,9 +152,6 @@ REFUSED = {
                 "items (np.stack for arrays), which is differentiated",
     "nested_iters": "makes iterators over arrays, which autotrace cannot follow values "
                      "through: index the arrays instead",
-    "bincount": "autotrace cannot differentiate it in its weights: write out = "
-                 "np.zeros_like(weights, shape=n) and np.add.at(out, x, weights), which is "
-                 "followed, traced by autotrace.function too",
     "histogram": "compute the histogram outside the differentiated function",
     "histogram2d": "compute the histogram outside the differentiated function",
     "histogramdd": "compute the histogram outside the differentiated function",
