@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.tracing.tracer_batching import BatchingError
 from tests.numeric import central_difference, check_every_mode
 
 RNG = np.random.default_rng(5)
@@ -201,3 +202,32 @@ def test_bincount_vmap_of_grad_matches_a_loop():
         np.testing.assert_allclose(batched[k], central_difference(lambda w: f(w, xs[k]), ws[k]),
                                    rtol=1e-6, atol=1e-8)
     check_hessian(lambda w: f(w, LABELS), WEIGHTS)
+
+
+# --- np.piecewise -----------------------------------------------------------------------------
+
+def pieces_of(x):
+    return np.piecewise(x, [x < -0.5, x > 0.5], [lambda v: v ** 2, np.sin, lambda v: 3.0 * v])
+
+
+def test_piecewise_differentiates_the_functions_given_every_mode():
+    # the functions, a constant, the extra arguments and the otherwise-function
+    check_every_mode(lambda x: np.sum(pieces_of(x) ** 2) + np.sum(np.piecewise(
+        x, [x < 0.0], [lambda v, a: a * v ** 3, 1.5], 2.0) * x), X)
+    np.testing.assert_allclose(autotrace.grad(lambda x: np.sum(pieces_of(x)))(X),
+                               np.where(X < -0.5, 2 * X, np.where(X > 0.5, np.cos(X), 3.0)),
+                               rtol=1e-12)
+    check_hessian(lambda x: np.sum(pieces_of(x) ** 3), X)
+
+
+def test_piecewise_traced_as_numpy():
+    check_traced(pieces_of, X)
+    check_traced(lambda x: np.piecewise(x, [x > 0, x > 1], [np.cos, np.sin, 5.0]), X * 2.0)
+    check_traced(lambda x: np.piecewise(x, x > 0, [np.cos, 2.0]), X)
+
+
+def test_piecewise_of_a_number_and_under_vmap():
+    assert autotrace.grad(lambda x: np.piecewise(x, x > 0, [np.cos]))(0.3) == \
+        pytest.approx(-np.sin(0.3), rel=1e-12)
+    with pytest.raises(BatchingError, match="cannot batch the op .mask_select."):
+        autotrace.vmap(autotrace.grad(lambda x: np.sum(pieces_of(x))))(np.stack([X, X * 0.5]))

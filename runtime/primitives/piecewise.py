@@ -1,4 +1,4 @@
-"""np.select and np.interp written as the ops they compute.
+"""np.select, np.interp and np.piecewise written as the ops they compute.
 
 Each function here is both the binding that traces the NumPy function (autotrace.function,
 vmap) and the Python version that the source transforms differentiate in its place
@@ -10,7 +10,12 @@ gives. np.interp is NumPy's own computation: the segment [xp[j], xp[j + 1]] each
 (found by np.searchsorted, an integer: no gradient), fp[j] + slope * (x - xp[j]) with the
 segment's slope, fp[-1] at xp[-1], left and right outside; for a period, x and xp taken modulo
 it, xp sorted and extended by one point on each side, as NumPy's wrapper does. Its gradient in
-x is the slope (0 outside), in fp the linear weights and in xp the slope's.
+x is the slope (0 outside), in fp the linear weights and in xp the slope's. np.piecewise is
+NumPy's loop: each function called on the values of x its condition selects (x[condition]),
+written into zeros where it holds (a later condition over an earlier), so the functions given,
+the user's code, are differentiated as any function called there. Selected by a traced mask,
+those values are as many as it holds, which differs between the examples of autotrace.vmap:
+it refuses to batch such a selection.
 """
 from __future__ import annotations
 
@@ -127,3 +132,59 @@ def pieces(x, xp, fp, left, right, lower, upper, below, above):
         inside = np.where(x == xp[-1], fp[-1], slope * (x - lower) + below)
     return np.astype(np.where(x < xp[0], first, np.where(x > xp[-1], last, inside)),
                      fp.dtype, copy=False)
+
+
+def is_condition_list(condlist, x) -> bool:
+    """NumPy's test of whether np.piecewise's condlist lists conditions (else it is one): a
+    sequence whose first item is a list or an array (a traced one of 1 or more dimensions;
+    NumPy's of a 1-d array is a NumPy scalar), or any sequence for a 0-d x."""
+    if np.isscalar(condlist):
+        return False
+    first = condlist[0]
+    return isinstance(first, (list, np.ndarray)) or np.ndim(x) == 0 or (
+        hasattr(first, "dtype") and not isinstance(first, np.generic) and np.ndim(first) > 0)
+
+
+def piecewise_conditions(x, condlist, functions: int) -> list:
+    """np.piecewise's conditions: a list of boolean arrays, one for each function (the last,
+    where there is one more function, where no condition holds), with NumPy's errors."""
+    if not is_condition_list(condlist, x):
+        condlist = [condlist]
+    conditions = [np.astype(c if hasattr(c, "dtype") else np.asarray(c), bool, copy=False)
+                  for c in condlist]
+    if len(conditions) == functions - 1:
+        otherwise = np.logical_not(conditions[0])
+        for condition in conditions[1:]:
+            otherwise = np.logical_and(otherwise, np.logical_not(condition))
+        conditions.append(otherwise)
+    elif len(conditions) != functions:
+        raise ValueError(f"with {len(conditions)} condition(s), either {len(conditions)} or "
+                         f"{len(conditions) + 1} functions are expected")
+    return conditions
+
+
+def selects_nothing(values) -> bool:
+    """Whether `values`, selected by a mask, are known to be none (NumPy then calls no
+    function): traced, by a traced mask, their number is not known, and may be more."""
+    size = np.shape(values)[0]
+    return isinstance(size, (int, np.integer)) and size == 0
+
+
+@traces(np.piecewise)
+def piecewise(x, condlist, funclist, *args, **kw):
+    """np.piecewise: each function of funclist (or constant) where its condition holds, a
+    later condition over an earlier, zero where none holds; a function is called with the
+    values of x its condition selects."""
+    x = x if hasattr(x, "dtype") else np.asarray(x)
+    conditions = piecewise_conditions(x, condlist, len(funclist))
+    y = np.zeros_like(x)
+    for index in range(len(conditions)):
+        condition = conditions[index]
+        function = funclist[index]
+        if not callable(function):
+            y[condition] = function
+        else:
+            values = x[condition]
+            if not selects_nothing(values):
+                y[condition] = function(values, *args, **kw)
+    return y

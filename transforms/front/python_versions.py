@@ -136,6 +136,7 @@ PYTHON_VERSIONS = {functools.reduce: reduce, operator.add: add, operator.sub: su
                    operator.pow: power, operator.neg: neg, copy_module.copy: copy,
                    copy_module.deepcopy: deepcopy, np.select: piecewise.select,
                    np.interp: piecewise.interp,
+                   np.piecewise: piecewise.piecewise,
                    np.gradient: finite_differences.gradient}
 
 

@@ -99,8 +99,8 @@ REFUSED = {
     **dict.fromkeys(["copyto", "put", "put_along_axis", "place", "putmask"], _IN_PLACE),
     "fill_diagonal": ("writes into its first argument in place: autotrace follows it as a "
                       "statement of its own, np.fill_diagonal(a, val), with a a variable"),
-    **dict.fromkeys(["apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc",
-                     "piecewise"], _PER_ELEMENT),
+    **dict.fromkeys(["apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc"],
+                    _PER_ELEMENT),
     **dict.fromkeys(["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder",
                      "polyint", "polyfit"], _POLYNOMIAL),
     **dict.fromkeys(["asmatrix", "bmat"], _MATRIX),
