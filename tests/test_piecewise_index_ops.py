@@ -76,11 +76,18 @@ def test_select_refuses_as_numpy_does():
 
 # --- np.interp --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("options", INTERP_OPTIONS, ids=INTERP_IDS)
+@pytest.mark.parametrize("options", [dict(left=-3.0, right=4.0), dict(period=3.0)],
+                         ids=["ends-and-left-right", "period"])
 def test_interp_every_mode_in_x_points_and_values(options):
-    def f(v):  # v: x, xp and fp, one after the other
-        return np.sum(np.sin(np.interp(v[:10], v[10:16], v[16:], **options)) * AT)
+    def f(v):  # v: x, xp and fp, one after the other (the default ends too, without period)
+        x, xp, fp = v[:10], v[10:16], v[16:]
+        ends = 0.0 if "period" in options else np.sum(np.interp(x, xp, fp) ** 2)
+        return np.sum(np.sin(np.interp(x, xp, fp, **options)) * AT) + ends
     check_every_mode(f, np.concatenate([AT, XP, FP]))
+
+
+@pytest.mark.parametrize("options", INTERP_OPTIONS, ids=INTERP_IDS)
+def test_interp_traced_as_numpy(options):
     check_traced(lambda x: np.interp(x, XP, FP, **options), AT)
     assert autotrace.function(lambda x: np.interp(x, XP, FP, **options))(0.3) == \
         np.interp(0.3, XP, FP, **options)
