@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ...runtime.derivatives.snapshots import refuse_in_place_operator
+from ...runtime.primitives import finite_differences, piecewise
 from .core import constant
 
 # Rounding and signs (np.sign has rules, in elementwise.py: it refuses complex values).
@@ -33,3 +34,12 @@ constant(np.shape, np.ndim, np.size, np.result_type, len, int, bool, isinstance,
 constant(np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye,
          np.identity, np.tri, np.indices)
 constant(refuse_in_place_operator)  # (it checks, and gives nothing)
+
+# What the Python versions of np.select, np.interp, np.piecewise and np.gradient
+# (runtime/primitives/piecewise.py, finite_differences.py) check, and the dtypes, segments,
+# conditions and axes they find.
+constant(piecewise.check_conditions, piecewise.select_dtype, piecewise.check_samples,
+         piecewise.segments, piecewise.is_condition_list, piecewise.piecewise_conditions,
+         piecewise.selects_nothing, finite_differences.gradient_axes,
+         finite_differences.spacing_kinds, finite_differences.check_edges,
+         finite_differences.result_dtype, finite_differences.coefficient_shape)
