@@ -24,18 +24,20 @@ import numpy as np
 from .registry import traces
 
 
-def _dtype_of(value):
-    """What NumPy's type promotion reads of `value`: a Python number as it is, else a dtype."""
-    return value if isinstance(value, (bool, int, float, complex)) else np.result_type(value)
+def _empty_like(value):
+    """What NumPy's type promotion reads of `value`: a Python number as it is, else an empty
+    array of its dtype (a list's, as NumPy makes an array of it)."""
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    dtype = value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
+    return np.zeros(0, dtype)
 
 
 def select_dtype(choicelist, default):
     """The dtype of np.select(condlist, choicelist, default), found by NumPy's select itself
     on empty arrays of the choices' dtypes."""
-    empty = [np.zeros(0, _dtype_of(choice)) for choice in choicelist]
-    fill = default if isinstance(default, (bool, int, float, complex)) else np.zeros(
-        0, _dtype_of(default))
-    return np.select([np.zeros(0, bool)] * len(empty), empty, fill).dtype
+    empty = [_empty_like(choice) for choice in choicelist]
+    return np.select([np.zeros(0, bool)] * len(empty), empty, _empty_like(default)).dtype
 
 
 def check_conditions(condlist, choicelist) -> None:
