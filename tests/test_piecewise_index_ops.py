@@ -63,6 +63,7 @@ def test_select_every_mode_and_traced():
     check_every_mode(lambda x: np.sum(chosen(x) ** 2)
                      + np.sum(np.select([x > 0.0], [np.sum(x) * x[:1]]) ** 2), X)
     check_traced(chosen, X)
+    check_traced(lambda x: np.select([x > 0, x < -0.5], [x, 2], -1.0), X)  # numbers' dtypes
     assert autotrace.grad(lambda v: np.sum(chosen(v)))(X.astype(np.float32)).dtype == \
         np.float32
 
