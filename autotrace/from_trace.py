@@ -51,7 +51,7 @@ from autotrace.runtime.tracing.tracer import (TracerConversionError, _Slot, leav
 from autotrace.transforms.codegen.codegen import load_function
 from autotrace.transforms.codegen.naming import python_name, seed_keyword_taken
 from autotrace.transforms.derivative_record import Derivative, derivative_record
-from autotrace.transforms.dynamic_calls import caller_of, classify_value_safely
+from autotrace.transforms.called_functions import caller_of, classify_value_safely
 from autotrace.transforms.traced_calls import TRACED_DERIVATIVES, traced_call
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.front.front_end import Session

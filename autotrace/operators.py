@@ -21,7 +21,7 @@ from autotrace.runtime.derivatives.snapshots import snapshot
 from autotrace.runtime.derivatives.structure import _is_traced, seed
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import StateError, current_scope
-from autotrace.transforms.dynamic_calls import rule_caller
+from autotrace.transforms.called_functions import rule_caller
 from autotrace.transforms.analysis.calls import runs_own_call
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.pipeline import forward_function, reverse_function

@@ -2,7 +2,8 @@
 
 Where the transforms cannot tell, before running, which function a call means (a method of an
 argument, a function held in a variable, a module), generated code calls these with the callee
-itself; they derive it then (once per function and `wrt`), or apply its rule. Under
+itself; they derive it then (transforms/called_functions.py finds the function a call means
+and builds its derivative, once per function and `wrt`), or apply its rule. Under
 `implicit_grad` (a gradient sink open), a method's `self` that holds Variables is
 differentiated too, so the Variables it reads get their gradients.
 """
@@ -10,46 +11,34 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
-import inspect
-import re
 import sys
 
 import numpy as np
 
 from ..runtime.derivatives import structure as structure
-from ..runtime.derivatives.objects import (floating as _floating,
-                                           gradient_beside_state as _gradient_beside_state,
-                                           is_dataclass_instance, is_plain_object,
-                                           recomputed_call)
+from ..runtime.derivatives.objects import floating, recomputed_call
 from ..runtime.derivatives.random_states import random_states, same_draws
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
-from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
-                                                 replace_namedtuple_call)
-from ..runtime.state import StateCell, current_scope, current_sink, holds_state
+from ..runtime.state import current_scope, current_sink, holds_state
 from ..runtime.derivatives.whole_calls import end_whole_call, run_again_as_of, whole_call_state
 from ..runtime.primitives.recompute_barrier import recompute_from
 from ..runtime.scopes import gradient_scope, name_scope
-from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
-                                        has_tangent_rule, no_rule_hint, runs_own_call)
-from .front.custom_gradients import custom_caller
+from .analysis.calls import Checkpointed, has_tangent_rule, no_rule_hint
+from .called_functions import (asks_for_self, bound_object, caller_of, classify_value_safely,
+                               derivative_of, forward_derivative_of, has_tangent,
+                               object_with_gradient, unbind_method, unbound_call)
 from .errors import TransformError
 from .reverse.built_objects_and_super import as_function
-from .front.partials import partial_caller
-from .front.python_versions import (in_place_refusal, operator_method_version,
-                                    python_version)
+from .front.python_versions import operator_method_version
 from .front.varargs import for_call
-from .analysis.live_names import is_current, transform_lock
 from .analysis.random_draws import refuse_draws_in
 from .derivative_record import derivative_record
 from .codegen.naming import seed_keyword
-from .session import Session
-from .traced_calls import cache_of, refuse_holding_traced, traced_call, traced_derivative
-from .wrt import SELF, WithRespectTo
-from .rules.core import adjoint, adjoint_rules, d, lists_read_as_arrays, tangent
+from .traced_calls import refuse_holding_traced, traced_call, traced_derivative
+from .rules.core import adjoint, adjoint_rules, d, tangent
+from .wrt import WithRespectTo
 from .rule_evaluation import rule_jvp, rule_vjp
-from .codegen.codegen import load_function
-from .unpacked_reruns import calling_line as _calling_line, refuse_writer_run_again
+from .unpacked_reruns import calling_line as _calling_line
 
 
 # How a derivative built at run time is called: as it is, or, while code converted for
@@ -61,148 +50,6 @@ derivative_conversion = contextvars.ContextVar("derivative_conversion", default=
 def _as_called(derivative):
     convert = derivative_conversion.get()
     return derivative if convert is None else convert(derivative)
-
-
-def caller_of(func, args, kwargs):
-    """For a function with a rule but no source (`np.sin`), a Python function that calls it
-    with these arguments (`def call_sin(x0): return sin(x0)`), whose source derivatives of
-    derivatives can read (of a list NumPy reads as an array: asarray(x0)); any other as it is."""
-    if classify_value_safely(func) != "rule":
-        return func
-    cache, lists = cache_of(func), lists_read_as_arrays(func, args)
-    key = ("caller", len(args), tuple(kwargs), lists)
-    if key not in cache:
-        label = re.sub(r"\W", "_", getattr(func, "__name__", "function")).strip("_") or "f"
-        positional = [f"x{i}" for i in range(len(args))]
-        parameters = positional + (["*"] + list(kwargs) if kwargs else [])
-        passed = [f"asarray({x})" if i in lists else x for i, x in enumerate(positional)] + [
-            f"{k}={k}" for k in kwargs]
-        source = (f"def call_{label}({', '.join(parameters)}):\n"
-                  f"    return {label}({', '.join(passed)})\n")
-        cache[key] = load_function(source, f"call_{label}", {label: func, "asarray": np.asarray},
-                                   hint=f"call_{label}")
-    return cache[key]
-
-
-def rule_caller(func, rules: dict):
-    """For a function with a rule in `rules` (adjoint_rules or tangent_rules), a Python
-    function with the parameters of that rule that calls it: `def sin(x): return
-    numpy.sin(x)`. `grad(np.sin)` differentiates it, so the rule gives the derivative (np.sin
-    has no Python source, and NumPy's Python functions are no NumPy code to differentiate)."""
-    cache = cache_of(func)
-    key = ("rule caller", id(rules))
-    if key not in cache:
-        path = describe(func)
-        if not re.fullmatch(r"[A-Za-z_][\w.]*", path):
-            path = "function"
-        module = path.split(".")[0]
-        namespace = {module: func if module == path else sys.modules.get(module)}
-        if namespace[module] is None:
-            namespace, path, module = {"function": func}, "function", "function"
-        signature = rules[func].signature
-        if module in signature.parameters:  # a parameter would hide the module
-            namespace, path, module = {"function": func}, "function", "function"
-        label = path.rsplit(".", 1)[-1]
-        if label == module or label in signature.parameters:
-            label = "call_" + label
-        kinds = inspect.Parameter
-        passed = []
-        for parameter in signature.parameters.values():
-            if parameter.kind is kinds.VAR_POSITIONAL:
-                passed.append("*" + parameter.name)
-            elif parameter.kind is kinds.KEYWORD_ONLY:
-                passed.append(f"{parameter.name}={parameter.name}")
-            else:
-                passed.append(parameter.name)
-        source = (f"def {label}{signature}:\n"
-                  f"    return {path}({', '.join(passed)})\n")
-        cache[key] = load_function(source, label, namespace, hint=label)
-    return cache[key]
-
-
-def derivative_of(func, wrt: WithRespectTo, implicit: bool = False, split: bool = False):
-    """The reverse-mode derivative of the Python function `func`, built once per `wrt` (and
-    mode: implicit derivatives hand the gradients of Variables they reach to the sink; split
-    ones run in halves, see vjp_start)."""
-    cache = cache_of(func)
-    key = ("implicit", wrt) if implicit else ("split", wrt) if split else wrt
-    with transform_lock:
-        if key not in cache or not is_current(cache[key]):  # made again after a rebinding
-            session = Session(optimized=True, implicit=implicit, called=True)
-            cache[key] = session.build("split" if split else "reverse", func, wrt)
-        return refuse_writer_run_again(cache[key], func)
-
-
-def unbind_method(func, args, wrt: WithRespectTo):
-    if isinstance(func, Checkpointed):  # (vjp_call recomputes it: see there)
-        func = func.function
-    inner = getattr(func, "__autotrace_python_function__", None)
-    if inspect.ismethod(inner) or inner is not None and classify_value_safely(inner) == "rule":
-        func = inner  # a traced method read from its object, or a traced np.sin: as called
-    method = getattr(type(func), "__autotrace_call__", None)
-    if method is not None:  # an object whose calls run one of its methods (a Module)
-        build = getattr(func, "build_for", None)
-        if build is not None and args:  # its weights made first, as its own call makes them
-            build(args[0])
-        func = func.__autotrace_call__
-    elif runs_own_call(func):  # an instance of a class with __call__: that method
-        func = func.__call__
-    if isinstance(func, CustomGradient):  # derived as a call of it, through its grad_fn
-        func = custom_caller(func)
-    elif isinstance(func, functools.partial):  # its function, with the bound arguments
-        func = partial_caller(func)
-    func = python_version(func)  # functools.reduce: its Python version, which is derived
-    if in_place_refusal(func) is not None:  # (operator.imul handed to functools.reduce)
-        raise TransformError(in_place_refusal(func) + _calling_line(),
-                             construct="in-place operator")
-    if is_namedtuple_replace(func):  # derived as autotrace's twin of it, its object first
-        return replace_namedtuple_call, (func.__self__,) + tuple(args), wrt.past_self()
-    if inspect.ismethod(func):
-        args = (func.__self__,) + tuple(args)
-        wrt = wrt.past_self()
-        func = func.__func__
-    return func, tuple(args), wrt
-
-
-def _asks_for_self(func, wrt) -> tuple:
-    """(whether `wrt` asks for the gradient of the called object, whether it has one, wrt
-    without it, a WithRespectTo). `wrt` is the tuple of positions and keywords generated code
-    passes (or that WithRespectTo). The object of `p.f(x)` where `f` is no method of `p` (a
-    function held in an attribute) gets none from the call; a method of an array that carries
-    gradient is an error."""
-    wrt = WithRespectTo.of(wrt)
-    if wrt.items[:1] != (SELF,):
-        return False, False, wrt
-    wrt = wrt.without_first()
-    bound_self = _bound_self(func)
-    if bound_self is not None and inspect.ismethod(func) and (func.__module__ or "").startswith(
-            "autotrace.") and classify_value_safely(func.__func__) == "rule":
-        # a method of autotrace's own with rules (a PyTreeDef's unflatten): its object carries
-        # no gradient of it
-        return True, False, wrt
-    if bound_self is None or holds_state(bound_self) and not _gradient_beside_state(bound_self):
-        # An object holding only Variables has no gradient of its own: they get theirs (under
-        # implicit_grad, else an error says to use it).
-        owner = getattr(func, "__self__", None)
-        if isinstance(owner, StateCell) and getattr(func, "__name__", None) in _STATE_READS:
-            raise TransformError(
-                f"cannot differentiate a call of {owner.state_label()}'s {func.__name__} "
-                f"method (value, read_value, numpy): use the Variable itself where its value "
-                f"is meant (`w * x`, `np.sum(w)`, `w[0]`), which reads it as the array it "
-                f"holds (with its gradient where it is trainable)" + _calling_line())
-        if structure.carries_gradient(owner) and classify_value_safely(func) != "constant":
-            raise TransformError(
-                f"no derivative rule for the method {type(owner).__name__}."
-                f"{getattr(func, '__name__', '?')} of a value that carries gradient; write it "
-                "without the method (an operator or subscript for a container's, a NumPy "
-                "function for an array's), or register a rule with @autotrace.register_adjoint")
-        return True, False, wrt
-    return True, True, wrt
-
-
-# The methods of a Variable that read its value: a differentiated function reads the Variable
-# itself instead.
-_STATE_READS = ("value", "read_value", "numpy")
 
 
 def vjp_call(func, args, kwargs, dy, wrt, after=None):
@@ -240,13 +87,13 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
         args, kwargs = recompute_from(tuple(args), dy), recompute_from(kwargs, dy)
         return recompute_from(vjp_call(func.function, args, kwargs, dy, wrt, after), dy)
     func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
-    asked, with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = asks_for_self(func, wrt)
     refuse_holding_traced(func, asked)
     if asked and not with_self:  # (the object's gradient passes the call unchanged)
         return (after,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
         return (after,) * with_self + tuple(None for _ in wrt.items)
-    bound_self = _bound_self(func)
+    bound_self = bound_object(func)
     func, args, wrt = unbind_method(func, args, wrt)
     if traced_call(func):  # (it converts its call while a caller is traced)
         derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "reverse")
@@ -338,27 +185,16 @@ def _split_derivative(func, args, kwargs, wrt):
             current_sink() is not None:
         return None
     func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
-    asked, with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = asks_for_self(func, wrt)
     if asked and not with_self:
         adjoint = _split_derivative(func, args, kwargs, wrt)
         return None if adjoint is None else _with_gradients_first(adjoint, (None,))
     if classify_value_safely(func) != "user":
         return None
-    func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
+    func, args, wrt, _ = unbound_call(func, args, kwargs, wrt, with_self)
     if classify_value_safely(func) != "user":
         return None
     return _as_called(derivative_of(func, wrt, split=True))(*args, **kwargs)
-
-
-def _unbound_call(func, args, kwargs, wrt: WithRespectTo, with_self: bool) -> tuple:
-    """(the function, its arguments, wrt, whether a method or a module's call) of a call of
-    `func`, the object whose method it is made its first argument (with respect to which too,
-    with_self), as a function that takes the arguments as the call passes them (*args)."""
-    bound = _bound_self(func) is not None
-    func, args, wrt = unbind_method(func, args, wrt)
-    if with_self:
-        wrt = wrt.with_object()
-    return for_call(func, len(args), kwargs), args, wrt, bound
 
 
 def _with_gradients_first(adjoint, first: tuple):
@@ -366,32 +202,25 @@ def _with_gradients_first(adjoint, first: tuple):
     return first + tuple(adjoint_sweep(adjoint, gradient))
 
 
-def _bound_self(func):
-    """The object a call of `func` runs a method of, if any."""
-    if getattr(type(func), "__autotrace_call__", None) is not None or runs_own_call(func):
-        return func
-    return func.__self__ if inspect.ismethod(func) else None
-
-
 def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
     """The gradients of `vjp_call(func, args, kwargs, dy, wrt, after)` for `args`, `dy`, the
     keyword arguments, the object whose method `func` is (None where it is none) and
     `after`."""
     func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
-    asked, with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = asks_for_self(func, wrt)
     after_gradient = None
     if asked and not with_self:  # the object's entry: `after` (see vjp_call)
         after_gradient, *gradient = gradient
     elif after is not None:  # added to the object's gradient, or taken (below)
         after_gradient = tuple(gradient)[0]
-    func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
+    func, args, wrt, bound = unbound_call(func, args, kwargs, wrt, with_self)
     derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "reverse")
     # (an object whose attributes carry gradient counts, `self` or another argument: the
     # derivative's gradients depend on its attributes too)
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
-                    or _object_with_gradient(a))
+                    or object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
-                  or _object_with_gradient(v))
+                  or object_with_gradient(v))
     taking = _takes_object_gradient(derivative, after if with_self else None)
     grads = vjp_call(derivative, args, {**kwargs, **taking, seed: dy}, tuple(gradient),
                      numeric + named + tuple(taking) + (seed,))
@@ -403,19 +232,6 @@ def vjp_call_transpose(func, args, kwargs, dy, wrt, gradient, after=None):
     return (tuple(by_position.get(i) for i in range(first, len(args))), grads[-1],
             {k: by_keyword.get(k) for k in kwargs}, by_position.get(0) if bound else None,
             after_gradient)
-
-
-def _has_tangent(tangents, index: int) -> bool:
-    """Whether the tangents of a call's arguments (a sequence, or None) give argument `index`
-    one: an object (`self`, or another argument) then counts with its attributes' tangents."""
-    return tangents is not None and index < len(tangents) and tangents[index] is not None
-
-
-def _object_with_gradient(value) -> bool:
-    """An object whose attributes carry gradient: one the function built (a method's self),
-    holding no Variables or floating values beside them."""
-    return (is_plain_object(value) or is_dataclass_instance(value)) and (
-        not holds_state(value) or _gradient_beside_state(value))
 
 
 def jvp_call(func, args, kwargs, tangents, wrt):
@@ -430,11 +246,11 @@ def jvp_call(func, args, kwargs, tangents, wrt):
 
 def _unscoped_jvp_call(func, args, kwargs, tangents, wrt):
     func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
-    asked, with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = asks_for_self(func, wrt)
     refuse_holding_traced(func, asked)
     if asked and not with_self:  # a function held in an attribute of the object
         tangents = tuple(tangents)[1:]
-    func, args, wrt, _ = _unbound_call(func, args, kwargs, wrt, with_self)
+    func, args, wrt, _ = unbound_call(func, args, kwargs, wrt, with_self)
     if traced_call(func):
         derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "forward")
         return derivative(*args, **{seed: tangents}, **kwargs)
@@ -464,32 +280,22 @@ def _derivative_and_seed(func, args, kwargs, wrt: WithRespectTo, mode: str) -> t
     return forward_derivative_of(func, wrt), seed_keyword(func, "tangent")
 
 
-def forward_derivative_of(func, wrt: WithRespectTo):
-    """The forward-mode derivative of the Python function `func`, built once per `wrt`."""
-    cache = cache_of(func)
-    with transform_lock:
-        if ("forward", wrt) not in cache or not is_current(cache[("forward", wrt)]):
-            cache[("forward", wrt)] = Session(optimized=True, called=True).build(
-                "forward", func, wrt)
-        return refuse_writer_run_again(cache[("forward", wrt)], func)
-
-
 def jvp_call_tangent(func, args, kwargs, tangents, wrt, arguments_tangent, keywords_tangent,
                      tangents_tangent, function_tangent=None):
     """The tangent of `jvp_call(func, args, kwargs, tangents, wrt)` (a `(value, tangent)`
     pair) given tangents of args, the keyword arguments, the tangents and the called object:
     forward mode over the forward derivative of func."""
     func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
-    asked, with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: it has none (see jvp_call)
         tangents, tangents_tangent = tuple(tangents)[1:], tuple(tangents_tangent)[1:]
-    func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
+    func, args, wrt, bound = unbound_call(func, args, kwargs, wrt, with_self)
     if bound:  # a method, or a module's call: `self` first
         arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
     derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "forward")
-    numeric = tuple(i for i, a in enumerate(args) if _floating(a)
-                    or _has_tangent(arguments_tangent, i) and _object_with_gradient(a))
-    named = tuple(k for k, v in kwargs.items() if (_floating(v) or _object_with_gradient(v))
+    numeric = tuple(i for i, a in enumerate(args) if floating(a)
+                    or has_tangent(arguments_tangent, i) and object_with_gradient(a))
+    named = tuple(k for k, v in kwargs.items() if (floating(v) or object_with_gradient(v))
                   and keywords_tangent is not None and keywords_tangent.get(k) is not None)
     second = (tuple(arguments_tangent[i] for i in numeric)
               + tuple(keywords_tangent[k] for k in named) + (tuple(tangents_tangent),))
@@ -509,15 +315,15 @@ def jvp_call_transpose(func, args, kwargs, tangents, wrt, gradient):
     object whose method `func` is (None where it is none): reverse mode over the forward
     derivative of func."""
     func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
-    asked, with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: it has none (see jvp_call)
         tangents = tuple(tangents)[1:]
-    func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
+    func, args, wrt, bound = unbound_call(func, args, kwargs, wrt, with_self)
     derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "forward")
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
-                    or _object_with_gradient(a))
+                    or object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if structure.carries_gradient(v)
-                  or _object_with_gradient(v))
+                  or object_with_gradient(v))
     grads = vjp_call(derivative, args, {**kwargs, seed: tuple(tangents)}, gradient,
                      numeric + named + (seed,))
     by_position = dict(zip(numeric, grads[:len(numeric)]))
@@ -546,19 +352,19 @@ def vjp_call_tangent(func, args, kwargs, dy, wrt, arguments_tangent, dy_tangent,
     dy, the keyword arguments (a dict, or None where none has one), the called object and
     `after`."""
     func = as_function(operator_method_version(func, args))  # (a.__mul__: a * b)
-    asked, with_self, wrt = _asks_for_self(func, wrt)
+    asked, with_self, wrt = asks_for_self(func, wrt)
     if asked and not with_self:  # the object's entry: `after` (see vjp_call)
         return (after_tangent,) + tuple(vjp_call_tangent(func, args, kwargs, dy, wrt,
                                                          arguments_tangent, dy_tangent,
                                                          keywords_tangent))
-    func, args, wrt, bound = _unbound_call(func, args, kwargs, wrt, with_self)
+    func, args, wrt, bound = unbound_call(func, args, kwargs, wrt, with_self)
     if bound:  # a method, or a module's call: `self` first
         arguments_tangent = (function_tangent,) + tuple(arguments_tangent)
     derivative, seed = _derivative_and_seed(func, args, kwargs, wrt, "reverse")
     numeric = tuple(i for i, a in enumerate(args) if structure.carries_gradient(a)
-                    or _has_tangent(arguments_tangent, i) and _object_with_gradient(a))
+                    or has_tangent(arguments_tangent, i) and object_with_gradient(a))
     named = tuple(k for k, v in kwargs.items() if (structure.carries_gradient(v)
-                                                   or _object_with_gradient(v))
+                                                   or object_with_gradient(v))
                   and keywords_tangent is not None and keywords_tangent.get(k) is not None)
     taking = _takes_object_gradient(derivative, after if with_self else None)
     if taking and after_tangent is None:
@@ -588,6 +394,3 @@ def _vjp_call(y, function, arguments, keywords, dy, wrt, after=None):
     d[function] = transposed[3]
     d[after] = transposed[4]
 
-
-def classify_value_safely(func) -> str:
-    return classify_value(func).kind

@@ -27,8 +27,10 @@ from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.unpacking import (apply_unpacked, keywords_parts, keywords_tangent,
                                              merged_keywords)
 from ..analysis.argument_writes import PARAMETERS_WRITTEN
-from ..dynamic_calls import (SELF, _bound_self, _floating, _object_with_gradient, jvp_call,
-                            jvp_call_tangent, vjp_call, vjp_call_tangent, vjp_call_transpose)
+from ..called_functions import bound_object, floating, object_with_gradient
+from ..wrt import SELF
+from ..dynamic_calls import (jvp_call, jvp_call_tangent, vjp_call, vjp_call_tangent,
+                             vjp_call_transpose)
 from ..front.function_caches import made_from
 from ..rules.core import adjoint, constant, d, tangent
 from ..unpacked_reruns import RUNS_AGAIN_UNPACKED, calling_line, refuse_other_draws
@@ -51,9 +53,9 @@ def floating_wrt(function, arguments: tuple, keywords: dict) -> tuple:
     shape's integers have none), or objects whose attributes carry gradient (a random
     generator's carry none)."""
     def carries(value):
-        return _floating(value) or _object_with_gradient(value) and not isinstance(
+        return floating(value) or object_with_gradient(value) and not isinstance(
             value, RANDOM_SOURCES)
-    return ((SELF,) if _bound_self(function) is not None else ()) + tuple(
+    return ((SELF,) if bound_object(function) is not None else ()) + tuple(
         i for i, a in enumerate(arguments) if carries(a)) + tuple(
         k for k, v in keywords.items() if carries(v))
 
