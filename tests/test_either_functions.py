@@ -20,6 +20,11 @@ SCALAR_PATH = np.array([-0.5, -2.0], np.float32)  # else: np.float32(1.0)
 PATHS = [NUMBER_PATH, SCALAR_PATH]
 
 
+# How the refusals of a variable of two types on two paths close
+ONE_TYPE = ("give the variable one type on every path (write np.%s(...) of the Python number "
+            "set on one of them)")
+
+
 def big_or_one(x, use, number=1e40):
     big = number if np.sum(x) > 0 else np.float32(1.0)
     return use(x, big)
@@ -104,7 +109,7 @@ def test_a_numpy_function_that_gives_two_dtypes_by_the_path_is_refused(name, x):
         f"{__file__}:{line}: number if np.sum(x) > 0 else np.float32(1.0)\n  leaves this "
         f"variable a Python float on one path and a NumPy float32 value on the other, and "
         f"{name} of it gives a NumPy float64 value or a NumPy float32 value, depending on the "
-        f"path: one traced value has one dtype.")
+        f"path: one traced value has one dtype; {ONE_TYPE % 'float32'}")
 
 
 def multiplied_into(x, big):
@@ -204,7 +209,7 @@ def test_an_int_assigned_that_the_arrays_dtype_does_not_hold_is_refused(s):
         f"{__file__}:{line}: x[0] if s > 0 else number\n  leaves this variable a NumPy uint8 "
         f"value on one path and a Python int on the other, and an assignment into an array of "
         f"it raises NumPy's OverflowError on one path (Python integer 300 out of bounds for "
-        f"uint8), which one graph cannot raise on that path alone")
+        f"uint8), which one graph cannot raise on that path alone: {ONE_TYPE % 'uint8'}")
     traced = autotrace.function(item_or_number)(x, np.float64(s), 7)
     _assert_numpys(traced, item_or_number(x, s, 7))
 
@@ -236,10 +241,11 @@ def test_an_either_value_kept_in_an_objects_state_is_refused():
     line = big_or_one.__code__.co_firstlineno + 1
     with pytest.raises(UntraceableError) as caught:
         autotrace.function(big_or_one)(NUMBER_PATH, keep, 0.1)
-    assert str(caught.value).startswith(
+    assert str(caught.value) == (
         f"{__file__}:{line}: number if np.sum(x) > 0 else np.float32(1.0)\n  leaves this "
         f"variable a Python number on one path and a NumPy float32 value on the other, and it "
-        f"is kept in the function's state (an object's array), which holds one dtype")
+        f"is kept in the function's state (an object's array), which holds one dtype: "
+        f"{ONE_TYPE % 'float32'}")
 
 
 def big_and_x(x):

@@ -163,7 +163,7 @@ def test_a_number_or_a_float64_times_a_float32_array_is_refused(x):
         f"{__file__}:{line + 1}: if x[0] > 0:\n  leaves this variable a Python float on one "
         f"path and a NumPy float64 value on the other, and np.multiply of it gives a NumPy "
         f"float32 value or a NumPy float64 value, depending on the path: one traced value has "
-        f"one dtype. Give the variable one type on every path (write np.float64(...) of a "
+        f"one dtype; give the variable one type on every path (write np.float64(...) of the "
         f"Python number set on one of them)")
     assert number_or_float64(x, FLOAT32_Y).dtype == (np.float32 if x[0] > 0 else np.float64)
     with pytest.raises(UntraceableError) as caught:
@@ -251,7 +251,8 @@ def test_a_number_or_an_item_is_never_the_items_dtype_where_numpy_tells_them_apa
     assert str(caught.value).startswith(
         f"{__file__}:{line}: {text}\n  leaves this variable a {first} on one path and a "
         f"{second} on the other, and np.multiply of it gives {kinds}, depending on the path: "
-        f"one traced value has one dtype.")
+        f"one traced value has one dtype; give the variable one type on every path (write "
+        f"np.{first.split()[1]}(...) of the Python number set on one of them)")
 
 
 def item_or_number(x, o, s, number):
@@ -269,7 +270,8 @@ def test_an_int_that_the_other_paths_dtype_does_not_hold_is_refused(s):
         f"{__file__}:{line}: x[0] if s > 0 else number\n  leaves this variable a Python int "
         f"on one path and a NumPy int8 value on the other, and np.multiply of it casts the int "
         f"300 to int8, which does not hold it (NumPy raises OverflowError for an int out of "
-        f"its range)")
+        f"its range): give the variable one type on every path (write np.int8(...) of the "
+        f"Python number set on one of them)")
     # one it holds: NumPy's int8 on both paths
     traced = autotrace.function(item_or_number)(x, INT8_O, np.float64(s), -2)
     eager = item_or_number(x, INT8_O, s, -2)

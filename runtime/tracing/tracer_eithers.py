@@ -35,7 +35,7 @@ from .trees import _Slot, map_arrays
 from .type_checks import is_zero_d_array
 from .weak_scalars import (PYTHON_DTYPES, WEAK_DTYPES, either_of, exact_of, holds_either,
                            is_weak, make_weak, on_each_path, on_two_paths,
-                           scalar_dtype_name)
+                           one_type_advice, scalar_dtype_name)
 
 
 def on_each_path_call(function, what: str | None = None):
@@ -147,10 +147,8 @@ class EitherSlot(_Slot):
             raise UntraceableError(
                 f"{on_two_paths(self.where, self.first, self.second)}it is returned from a "
                 f"batch (autotrace.vmap) traced here, whose dtype, as np.stack of the "
-                f"examples' results gives it, depends on the paths the examples take: give "
-                f"the variable one type on every path (write "
-                f"np.{scalar_dtype_name(self.first, self.second)}(...) of the Python number set "
-                f"on one of them)")
+                f"examples' results gives it, depends on the paths the examples take: "
+                f"{one_type_advice(self.first, self.second)}")
         dtype = np.result_type(*dtypes)
         if is_traced(value):
             return value if value.dtype == dtype else astype(value, dtype)
@@ -172,9 +170,8 @@ def refuse_written_either(value):
     either = either_of(value) if is_traced(value) else None
     if either is None:
         return value
-    scalar = next(kind for kind in (either.first, either.second) if not isinstance(kind, type))
+    scalar = scalar_dtype_name(either.first, either.second)
     raise UntraceableError(
         f"{either.where}\n  leaves this variable a Python number on one path and a NumPy "
         f"{scalar} value on the other, and it is kept in the function's state (an object's "
-        f"array), which holds one dtype: give it one type on every path (write "
-        f"np.{scalar}(...) of the Python number set on one of them)")
+        f"array), which holds one dtype: {one_type_advice(either.first, either.second)}")

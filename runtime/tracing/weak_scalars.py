@@ -205,20 +205,17 @@ def _replaced(tree, leaf, new):
 
 
 def _refused_overflow(either: Either, what: str, error: OverflowError) -> UntraceableError:
-    scalar = scalar_dtype_name(either.first, either.second)
     return UntraceableError(
         f"{on_two_paths(either.where, either.first, either.second)}{what} of it raises NumPy's "
         f"OverflowError on one path ({error}), which one graph cannot raise on that path "
-        f"alone: give the variable one type on every path (write np.{scalar}(...) of the "
-        f"Python number set on one of them)")
+        f"alone: {one_type_advice(either.first, either.second)}")
 
 
 def _refused_write(either: Either, what: str) -> UntraceableError:
-    scalar = scalar_dtype_name(either.first, either.second)
     return UntraceableError(
         f"{on_two_paths(either.where, either.first, either.second)}{what} writes it into an "
-        f"array, which would be written as on each path: give the variable one type on every "
-        f"path (write np.{scalar}(...) of the Python number set on one of them)")
+        f"array, which would be written as on each path: "
+        f"{one_type_advice(either.first, either.second)}")
 
 
 def _refuse_int_out_of_range(either: Either, result, what: str) -> None:
@@ -238,8 +235,8 @@ def _refuse_int_out_of_range(either: Either, result, what: str) -> None:
                 f"a traced int to {dtype}, which a graph cannot check it fits"
                 if either.number is None else
                 f"the int {either.number!r} to {dtype}, which does not hold it") +
-            f" (NumPy raises OverflowError for an int out of its range): give the variable one "
-            f"type on every path (write np.{scalar}(...) of the Python int set on one of them)")
+            f" (NumPy raises OverflowError for an int out of its range): "
+            f"{one_type_advice(either.first, either.second)}")
 
 
 def _as_kind(value, kind):
@@ -295,9 +292,8 @@ def choose(either: Either, first, second, what: str, zero_d_array=None):
 def _refused(either: Either, what: str, gives: str) -> UntraceableError:
     return UntraceableError(
         f"{on_two_paths(either.where, either.first, either.second)}{what} of it gives {gives}, "
-        f"depending on the path: one traced value has one dtype. Give the variable one type "
-        f"on every path (write np.{scalar_dtype_name(either.first, either.second)}(...) of a "
-        f"Python number set on one of them)")
+        f"depending on the path: one traced value has one dtype; "
+        f"{one_type_advice(either.first, either.second)}")
 
 
 def _shape(value) -> tuple:
@@ -355,6 +351,13 @@ def kind_name(kind) -> str:
 
 def scalar_dtype_name(*kinds) -> str:
     return next((str(kind) for kind in kinds if not isinstance(kind, type)), "float64")
+
+
+def one_type_advice(first, second) -> str:
+    """What a refusal of an either-value of kinds `first` and `second` says to do."""
+    return (f"give the variable one type on every path (write "
+            f"np.{scalar_dtype_name(first, second)}(...) of the Python number set on one of "
+            f"them)")
 
 
 def _scalar(value):
