@@ -33,7 +33,7 @@ from .argument_writes import (arguments_read_after, numpy_function_writes, param
 from .liveness import live_after
 from .object_state import (function_called, may_keep_what_it_is_given, state_write,
                            statement_blocks, varied_arguments)
-from .unseen_effects import FOLLOWED, callable_name, partial_target
+from .unseen_effects import FOLLOWED, callable_name, partial_parts, partial_target
 from ..errors import TransformError
 from ..codegen.naming import walk_scope
 from ..codegen.nodes import walk
@@ -132,10 +132,7 @@ def _held_writes(value) -> list:
     that the function it calls writes into in place."""
     if not isinstance(value, functools.partial):
         return []
-    held = 0
-    while isinstance(value, functools.partial):
-        held += len(value.args)
-        value = value.func
+    value, held, _ = partial_parts(value)
     name = getattr(value, "__qualname__", None) or callable_name(value)
     return [(f"{what} into the argument {parameter!r} of {name} that a functools.partial "
              f"holds", where, at, True, 0)
@@ -155,10 +152,7 @@ def _value_writes(value) -> tuple:
         return tuple(w for item in (value.values() if isinstance(value, dict) else value)
                      if callable(item) and not isinstance(item, (list, tuple, dict))
                      for w in _value_writes(item))
-    skipped = 0
-    while isinstance(value, functools.partial):
-        skipped += len(value.args)
-        value = value.func
+    value, skipped, _ = partial_parts(value)
     if inspect.ismethod(value):
         skipped, value = skipped + 1, value.__func__
     if numpy_function_writes(value):  # (np.copyto)

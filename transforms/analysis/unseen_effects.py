@@ -35,12 +35,22 @@ def keeps_nothing(function) -> bool:
         function, "__name__", "").startswith("save")
 
 
+def partial_parts(callee) -> tuple:
+    """(the function a functools.partial `callee` calls in the end, through partials of
+    partials, how many positional arguments the partials hold, the keywords they give); any
+    other callee as it is, holding none."""
+    held, keywords = 0, ()
+    while isinstance(callee, functools.partial):
+        held += len(callee.args)
+        keywords += tuple(callee.keywords)
+        callee = callee.func
+    return callee, held, keywords
+
+
 def partial_target(callee):
     """The function a functools.partial calls in the end (through partials of partials); any
     other callee as it is."""
-    while isinstance(callee, functools.partial):
-        callee = callee.func
-    return callee
+    return partial_parts(callee)[0]
 
 
 def through_partials(callee, varied: tuple, read_after: tuple | None) -> tuple:
@@ -48,11 +58,7 @@ def through_partials(callee, varied: tuple, read_after: tuple | None) -> tuple:
     for that callable's arguments): those the partials hold come first, counted as carrying
     gradient and as read after the call (which may read them through another name); any
     other callee as it is."""
-    held, keywords = 0, ()
-    while isinstance(callee, functools.partial):
-        held += len(callee.args)
-        keywords += tuple(callee.keywords)
-        callee = callee.func
+    callee, held, keywords = partial_parts(callee)
     if not held and not keywords:
         return callee, varied, read_after
 
