@@ -14,9 +14,8 @@ import types
 
 import numpy as np
 
-from .objects import (ObjectGradient, check_stored, field_names,
-                                                   is_dataclass_instance, is_plain_object,
-                                                   with_attribute)
+from .objects import (ObjectGradient, check_stored, constant_property, field_names,
+                      is_dataclass_instance, is_plain_object, with_attribute)
 from .complex_parts import imag_gradient
 from .real_only import real_part
 from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
@@ -150,6 +149,8 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
             gradient is None and is_plain_object(owner)):
         if owner is not None:
             check_stored(owner, attribute)
+            if constant_property(owner, attribute):  # (its value carries none of owner's)
+                return gradient
         return with_attribute(gradient, attribute, value, add)
     if attribute in ("real", "imag") and hasattr(owner, "dtype"):  # an array's parts
         return add(gradient, real_part(value) if attribute == "real" else

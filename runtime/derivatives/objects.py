@@ -10,11 +10,13 @@ runtime/derivatives/built_objects.py.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import functools
 import inspect
 import numbers
+import textwrap
 import threading
 import types
 
@@ -172,17 +174,79 @@ def with_attribute(gradient, attribute: str, value, add):
 
 def check_stored(owner, attribute: str) -> None:
     """Refuse a gradient through `owner.<attribute>` where the class computes it (a
-    property): autotrace would need to differentiate the getter, and it does not."""
+    property) from what may carry gradient: autotrace would need to differentiate the
+    getter, and it does not. A property that reads of its object only class attributes
+    (`constant_property`) is a constant, and passes."""
     if not (is_plain_object(owner) or is_dataclass_instance(owner)):
         return
     computed = inspect.getattr_static(type(owner), attribute, None)
-    if isinstance(computed, (property, functools.cached_property)):
+    if isinstance(computed, (property, functools.cached_property)) and not constant_property(
+            owner, attribute):
         site = user_code_site()  # (of a derivative's code: the user's line it was made from)
         where = "" if site is None else f"File \"{site[0]}\", line {site[1]}: "
         raise TypeError(
             f"{where}autotrace cannot differentiate through the property "
             f"{type(owner).__name__}.{attribute} of an object whose attributes carry gradient; "
             f"make it a method and call it ({attribute}() instead of .{attribute})")
+
+
+def constant_property(owner, attribute: str) -> bool:
+    """Whether `owner.<attribute>` is a property (or cached_property) whose getter reads of
+    its object only attributes of the class that hold data (`self.k` of a class's `k = 3.0`,
+    not set on `owner`): its value carries no gradient of `owner`'s. Another use of the
+    object (passed on, `type(self)`, a method called, `super()`) may read anything: not
+    constant."""
+    computed = inspect.getattr_static(type(owner), attribute, None)
+    getter = computed.fget if isinstance(computed, property) else getattr(
+        computed, "func", None)
+    names = _object_reads(getter) if isinstance(
+        computed, (property, functools.cached_property)) else None
+    if names is None:
+        return False
+    instance = getattr(owner, "__dict__", None) or {}
+    return all(name not in instance and _class_data(type(owner), name) for name in names)
+
+
+def _class_data(cls, name: str) -> bool:
+    """Whether `cls.<name>` is data of the class that no call changes (not a descriptor, a
+    property or a method, nor a container or an array, which the function may write into)."""
+    try:
+        held = inspect.getattr_static(cls, name)
+    except AttributeError:
+        return False
+    return _constant_data(held)
+
+
+def _constant_data(value) -> bool:
+    """A number, string or None (or a tuple of them): a value no call changes in place."""
+    if isinstance(value, tuple):
+        return all(_constant_data(item) for item in value)
+    return value is None or isinstance(value, (numbers.Number, str, bytes))
+
+
+@functools.lru_cache(maxsize=None)
+def _object_reads(getter) -> frozenset | None:
+    """The attribute names a getter reads of its first parameter, where it uses that
+    parameter only as `self.<name>` read; else (or with no source to read) None."""
+    if not isinstance(getter, types.FunctionType) or "__class__" in getter.__code__.co_freevars:
+        return None  # (super() reads its object through __class__)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getter)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    function = tree.body[0]
+    if not isinstance(function, ast.FunctionDef) or not function.args.args:
+        return None
+    own = function.args.args[0].arg
+    reads = {id(node.value): node for node in ast.walk(function)
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+             and node.value.id == own and isinstance(node.ctx, ast.Load)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == own and id(node) not in reads:
+            return None
+        if isinstance(node, ast.arg) and node is not function.args.args[0] and node.arg == own:
+            return None
+    return frozenset(node.attr for node in reads.values())
 
 
 def add_objects(a, b, add):
