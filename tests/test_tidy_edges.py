@@ -80,3 +80,28 @@ def test_a_class_attribute_set_on_the_object_makes_the_property_refused():
         f"File \"{__file__}\", line {shadowed.__code__.co_firstlineno + 1}: autotrace cannot "
         f"differentiate through the property Shadowing.stiffness of an object whose attributes "
         f"carry gradient; make it a method and call it (stiffness() instead of .stiffness)")
+
+
+def fill_first(z):
+    z[0] = 1.0
+    return z * 2.0
+
+
+def nested_jvp(x):
+    _, tangent = autotrace.jvp(lambda z: z * z * 0.5 + z, (x,), (np.cos(x),))
+    return np.sum(tangent * x)
+
+
+def nested_jvp_writing(x):
+    _, tangent = autotrace.jvp(lambda z: fill_first(z), (x,), (np.cos(x),))
+    return np.sum(tangent * x)
+
+
+@pytest.mark.parametrize("f, checked", [(nested_jvp, False), (nested_jvp_writing, True)],
+                         ids=["writes nothing", "writes"])
+def test_a_transform_of_a_lambda_is_checked_only_where_the_lambda_may_write(f, checked):
+    assert ("check_functions_given(" in autotrace.source(autotrace.grad(f))) == checked
+    if not checked:
+        x = np.array([0.3, -1.2])
+        np.testing.assert_allclose(autotrace.grad(f)(x), central_difference(f, x),
+                                   rtol=1e-6, atol=1e-8)

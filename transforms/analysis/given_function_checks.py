@@ -219,6 +219,8 @@ def _check(call, classify, namespace: dict, read_after, varied: set) -> list | N
     resolved = classify(call.func)
     runtime = resolved.kind in ("rule", "constant") and runtime_helper(resolved.value)
     called = parameters_called(resolved.value) if resolved.kind == "user" or runtime else ()
+    if called and _transforms_quiet_functions(call, resolved.value, namespace):
+        return None
     if not any(_unnamed(argument, namespace) and not (runtime and isinstance(
             resolve(argument, namespace), type)) for argument in _arguments_for(
             call, resolved.value, called)):
@@ -229,6 +231,37 @@ def _check(call, classify, namespace: dict, read_after, varied: set) -> list | N
                       values=[_read_again(k.value) for k in call.keywords]),
             gast.Constant(value=read_after(), kind=None),
             gast.Constant(value=varied_arguments(call, varied), kind=None)]
+
+
+def _transforms_quiet_functions(call, callee, namespace: dict) -> bool:
+    """Whether `call` is one of autotrace's transforms (`autotrace.jvp(lambda z: ..., (x,),
+    (v,))`) given, for each parameter its signature marks Callable, a lambda or nested function
+    of the user's (lifted: front/nested.py) that calls none of its parameters, hands none on
+    and writes into none. The transform calls those functions only, handing them the other
+    arguments, so no function given is called that could write: check_functions_given would
+    find nothing."""
+    if not (inspect.isfunction(callee) and own_function(callee)) or runtime_helper(callee):
+        return False
+    parameters = inspect.signature(callee).parameters
+    functions = {name for name, parameter in parameters.items()
+                 if "Callable" in str(parameter.annotation)}
+    given = [argument for key, argument in [*enumerate(call.args), *(
+        (k.arg, k.value) for k in call.keywords)]
+        if _parameter_of(key, list(parameters)) in functions]
+    return bool(given) and all(_quiet_lifted(resolve(a, namespace), a) for a in given)
+
+
+def _quiet_lifted(function, argument) -> bool:
+    """Whether `function`, named by `argument`, is a lambda or nested function of the user's
+    that front/nested.py lifted (reading nothing of the enclosing function), whose source the
+    analysis reads, and that calls none of its parameters, hands none on and writes into
+    none."""
+    if not (inspect.isfunction(function) and isinstance(argument, gast.Name)
+            and function.__name__ == argument.id
+            and getattr(function, "__autotrace_origin__", None) is not None):
+        return False
+    parameters, called = _parameters_called(function)
+    return parameters is not None and not called and not _value_writes(function)
 
 
 def _unpacked_check(call, classify) -> list | None:
