@@ -31,14 +31,14 @@ class Stretched(Spring):
 
 
 def springs(x, cls=Spring):
-    pos = x.reshape(3, 2)
+    pos = x.reshape(3, 1)
     total = 0.0
     for i, spring in enumerate([cls(1.0), cls(0.5)]):
         total = total + spring.energy(pos[i + 1] - pos[i]) * spring.stiffness
     return total
 
 
-X = np.array([0.0, 0.3, 1.1, 0.4, 1.5, 1.9])
+X = np.array([0.0, 1.3, 2.1])
 
 
 def _hessian_by_differences(f, x):

@@ -224,12 +224,22 @@ def _constant_data(value) -> bool:
     return value is None or isinstance(value, (numbers.Number, str, bytes))
 
 
-@functools.lru_cache(maxsize=None)
 def _object_reads(getter) -> frozenset | None:
     """The attribute names a getter reads of its first parameter, where it uses that
-    parameter only as `self.<name>` read; else (or with no source to read) None."""
+    parameter only as `self.<name>` read; else (or with no source to read) None. Read once
+    per getter, and kept on it."""
     if not isinstance(getter, types.FunctionType) or "__class__" in getter.__code__.co_freevars:
         return None  # (super() reads its object through __class__)
+    if _OBJECT_READS not in getter.__dict__:
+        getter.__dict__[_OBJECT_READS] = _read_object_reads(getter)
+    return getter.__dict__[_OBJECT_READS]
+
+
+# What _object_reads found, kept on the getter read.
+_OBJECT_READS = "__autotrace_object_reads__"
+
+
+def _read_object_reads(getter) -> frozenset | None:
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(getter)))
     except (OSError, TypeError, SyntaxError):
