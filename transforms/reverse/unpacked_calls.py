@@ -27,7 +27,8 @@ from ...runtime.derivatives.structure import zeros_like
 from ...runtime.derivatives.unpacking import (apply_unpacked, keywords_parts, keywords_tangent,
                                              merged_keywords)
 from ..analysis.argument_writes import PARAMETERS_WRITTEN
-from ..called_functions import bound_object, floating, object_with_gradient
+from ...runtime.derivatives.objects import floating
+from ..called_functions import bound_object, object_with_gradient
 from ..wrt import SELF
 from ..dynamic_calls import (jvp_call, jvp_call_tangent, vjp_call, vjp_call_tangent,
                              vjp_call_transpose)
