@@ -512,17 +512,31 @@ def _check_call(call, location, namespace, variables) -> None:
             f"variable or an item of an array variable (out=y, out=H[t + 1]); here "
             f"{_text(call)}: write it as a statement of its own: "
             f"{_assigned_into(out)} = {_text(plain)}", "out=")
-    if (method_of_value and func.attr in IN_PLACE_METHODS and isinstance(func.value, gast.Name)
-            and func.value.id in variables and func.value.id not in ("self", "cls")):
-        owner = func.value.id
+    owner = _written_variable(func.value) if method_of_value else None
+    if owner in variables and owner not in ("self", "cls") and func.attr in IN_PLACE_METHODS:
+        # `a[2:4].fill(v)`, `A.T[0].sort()`: a change to part of a variable, as much as
+        # `a.fill(v)` is to all of it
+        held = _text(func.value)
         given = [_text(a) for a in call.args] + _METHOD_ARGUMENTS[func.attr][len(call.args):]
         every = [_text(a) for a in call.args] + [
             f"{k.arg}={_text(k.value)}" if k.arg else f"**{_text(k.value)}" for k in call.keywords]
-        instead = _NEW_VALUE_INSTEAD[func.attr].format(
-            owner, *given, all="".join(f", {text}" for text in every))
-        raise location.error(
-            call, f"autotrace cannot differentiate .{func.attr}(), which changes {owner!r} in "
-            f"place; compute a new value instead: {instead}", f".{func.attr}")
+        template = _NEW_VALUE_INSTEAD[func.attr]
+        instead = "compute a new value instead: " + template.format(
+            held, *given, all="".join(f", {text}" for text in every))
+        if held != owner and not (template.startswith("{0} = ") and isinstance(
+                func.value, gast.Subscript) and isinstance(func.value.value, gast.Name)):
+            # (autotrace assigns into `name[index]` alone: not `A.T[0] = v`, nor `a[1:][i] = v`)
+            instead = f"write its new value into {owner!r} itself instead ({owner}[...] = ...)"
+        what = f".{func.attr}()" if held == owner else f"{held}.{func.attr}()"
+        raise location.error(call, f"autotrace cannot differentiate {what}, which changes "
+                             f"{owner!r} in place; {instead}", f".{func.attr}")
+
+
+def _written_variable(node) -> str | None:
+    """The variable that `node` (`a`, `a[2:4]`, `A.T[0]`) names or a part of, else None."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
 
 
 

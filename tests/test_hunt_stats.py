@@ -1,0 +1,69 @@
+"""Statistics, hand-written machine learning and code that changes arrays in place: programs
+whose derivatives once differed from finite differences, or that failed where NumPy runs."""
+import numpy as np
+import pytest
+
+import autotrace
+from tests.numeric import central_difference
+
+WEIGHTS = np.arange(6.0)
+POINT = np.array([0.3, -0.8, 1.2, 0.05, -0.2, 0.7])
+
+
+# --- an in-place method called on part of a variable --------------------------------------------
+
+def slice_filled(x):
+    a = x ** 2
+    a[2:4].fill(0.5)
+    return np.sum(a * WEIGHTS)
+
+
+def column_filled_through_transpose(x):
+    A = (x ** 2).reshape(2, 3)
+    A.T[0].fill(1.0)
+    return np.sum(A * WEIGHTS.reshape(2, 3))
+
+
+def list_item_filled(x):
+    arrays = [x[:3] ** 2, x[3:] ** 2]
+    arrays[0].fill(2.0)
+    return np.sum(arrays[0] * x[:3]) + np.sum(arrays[1])
+
+
+def slice_partitioned(x):
+    a = x * np.array([1.0, 2.0, 0.5, 3.0, -1.0, 1.5])
+    a[:4].partition(1)
+    return np.sum(a[:2] * WEIGHTS[:2]) + np.sum(a)
+
+
+@pytest.mark.parametrize("f, message", [
+    (slice_filled, "a[2:4].fill(), which changes 'a' in place; compute a new value instead: "
+                   "a[2:4] = np.full_like(a[2:4], 0.5)"),
+    (column_filled_through_transpose,
+     "A.T[0].fill(), which changes 'A' in place; write its new value into 'A' itself instead "
+     "(A[...] = ...)"),
+    (list_item_filled, "arrays[0].fill(), which changes 'arrays' in place; compute a new value "
+                       "instead: arrays[0] = np.full_like(arrays[0], 2.0)"),
+    (slice_partitioned, "a[:4].partition(), which changes 'a' in place; compute a new value "
+                        "instead: a[:4] = np.partition(a[:4], 1)"),
+])
+@pytest.mark.parametrize("transform", [autotrace.grad, autotrace.forward])
+def test_in_place_method_on_part_of_a_variable_is_refused(f, message, transform):
+    # The derivative once read the variable as unchanged: a wrong gradient, no error.
+    with pytest.raises(autotrace.TransformError) as error:
+        transform(f)(POINT)
+    assert f"autotrace cannot differentiate {message}" in str(error.value)
+    assert f"line {f.__code__.co_firstlineno + 2}" in str(error.value)
+
+
+def slice_filled_as_advised(x):
+    a = x ** 2
+    a[2:4] = np.full_like(a[2:4], 0.5)
+    return np.sum(a * WEIGHTS)
+
+
+def test_slice_fill_advice_gives_the_gradient():
+    np.testing.assert_allclose(autotrace.grad(slice_filled_as_advised)(POINT),
+                               central_difference(slice_filled, POINT), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.grad(slice_filled_as_advised)(POINT),
+                               2 * POINT * WEIGHTS * [1, 1, 0, 0, 1, 1])
