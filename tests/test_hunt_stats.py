@@ -67,3 +67,43 @@ def test_slice_fill_advice_gives_the_gradient():
                                central_difference(slice_filled, POINT), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(autotrace.grad(slice_filled_as_advised)(POINT),
                                2 * POINT * WEIGHTS * [1, 1, 0, 0, 1, 1])
+
+
+def item_set_through_a_slice(x):
+    a = x ** 2
+    a[1:].__setitem__(0, 5.0)
+    return np.sum(a * WEIGHTS)
+
+
+def fill_method_taken_as_a_value(x):
+    a = x ** 2
+    fill = a.fill
+    fill(1.0)
+    return np.sum(a * x)
+
+
+@pytest.mark.parametrize("f, message", [
+    (item_set_through_a_slice, "a[1:].__setitem__(), which changes 'a' in place; write its new "
+                               "value into 'a' itself instead (a[...] = ...)"),
+    (fill_method_taken_as_a_value, "a.fill taken as a value: calling it changes 'a' in place"),
+])
+def test_in_place_method_reached_another_way_is_refused(f, message):
+    with pytest.raises(autotrace.TransformError) as error:
+        autotrace.grad(f)(POINT)
+    assert f"autotrace cannot differentiate {message}" in str(error.value)
+
+
+def list_sorted_through_another_name(x):
+    items = [x[1] * 3, x[0] * 1]
+    sort = items.sort
+    sort()
+    return items[0] * 10 + items[1]
+
+
+def test_list_method_taken_as_a_value_is_refused():
+    # The gradient once read the list as unsorted: [1, 30] where it is [10, 3].
+    with pytest.raises(autotrace.TransformError, match="autotrace cannot differentiate "
+                       "items.sort taken as a value: calling it changes 'items' in place, "
+                       "which autotrace does not follow; compute a new value instead: items = "
+                       "np.sort"):
+        autotrace.grad(list_sorted_through_another_name)(np.array([1.0, 2.0]))

@@ -6,10 +6,11 @@ nothing would be wrong. So:
 
 - `out` in a call of NumPy's (or `out=` of an array's method) is the write into it it is
   (transforms/front/out_arguments.py); where the call is inside an expression, it is refused;
-- methods that change an array, list or dict in place (`A.sort()`, `A.fill(0)`, ...) and the
-  NumPy functions that write into an argument (`np.copyto`, `np.put`, `np.multiply.at`, ...)
-  are refused, saying what to write instead (np.fill_diagonal but as a statement of its own,
-  which out_arguments.py rewrites into the write it is);
+- methods that change an array, list or dict in place (`A.sort()`, `a[2:4].fill(0)`, ...:
+  transforms/front/method_writes.py) and the NumPy functions that write into an argument
+  (`np.copyto`, `np.put`, `np.multiply.at`, ...) are refused, saying what to write instead
+  (np.fill_diagonal but as a statement of its own, which out_arguments.py rewrites into the
+  write it is);
 - `np.add.at(A, index, v)` (repeated indices add up) becomes `A = accumulate_item(A, index, v)`;
 - an argument written in place (`x[0] = v`, `xs.append(v)`) is copied first, so that the
   gradient is with respect to its value on entry;
@@ -29,13 +30,14 @@ from ..analysis.alias_keys import OtherItems
 from ..analysis.distinct_names import HoldsNoArrays
 from ..analysis.call_results import numpy_name
 from ..analysis.written_by_calls import arguments_calls_write
-from ..analysis.argument_writes import (IN_PLACE_METHODS, IN_PLACE_OPERATORS, WRITING_FUNCTIONS,
+from ..analysis.argument_writes import (IN_PLACE_OPERATORS, WRITING_FUNCTIONS,
                                         NEW_VALUES, arguments_written_in_place,
                                         changed_by_list_methods_alone, parameter_names,
                                         enclosing_names_written, outside_write_message,
                                         rebinds, write_text)
 from ..errors import Location, TransformError
 from ..codegen.naming import SCOPES, walk_scope
+from .method_writes import check_method_writes
 from .out_arguments import array_method_out, out_argument
 from .parsing import MISSING, resolve
 from ..codegen.nodes import walk
@@ -47,31 +49,6 @@ from ...runtime.derivatives.items import shallow_copy
 from ...runtime.derivatives.moved_items import moved_traced_item
 from ...runtime.derivatives.snapshots import is_mutable_array
 from ...runtime.primitives.memory import holds_no_arrays
-
-# What to write instead of each method that changes its object in place (IN_PLACE_METHODS) ({0}: the object;
-# {1}, ...: its arguments, or the names of `_METHOD_ARGUMENTS` where the call gives fewer; {all}:
-# all the call's arguments, keywords too, after a comma: `m.sort(axis=0)` is np.sort(m, axis=0)).
-_NEW_VALUE_INSTEAD = {
-    "sort": "{0} = np.sort({0}{all}) for an array, {0} = sorted({0}{all}) for a list",
-    "fill": "{0} = np.full_like({0}, {1})",
-    "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
-    "resize": "{0} = np.resize({0}, {1})",
-    "partition": "{0} = np.partition({0}{all})",
-    "itemset": "{0}[{1}] = {2}",
-    "byteswap": "{0} = {0}.byteswap()",
-    "reverse": "{0} = {0}[::-1]",
-    "remove": "i = {0}.index({1}); {0} = {0}[:i] + {0}[i + 1:]",
-    "clear": "{0} = [] for a list, {0} = {{}} for a dict",
-    "update": "{0} = {{**{0}, **{1}}}",
-    "setdefault": "{0} = {{{1}: {2}, **{0}}}",
-    "popitem": "key, value = list({0}.items())[-1]; "
-               "{0} = {{k: v for k, v in {0}.items() if k != key}}",
-}
-_METHOD_ARGUMENTS = {"fill": ["value"], "put": ["indices", "values"], "resize": ["shape"],
-                     "partition": ["k"], "itemset": ["index", "value"], "remove": ["value"],
-                     "update": ["other"], "setdefault": ["key", "None"]}
-_METHOD_ARGUMENTS = {method: _METHOD_ARGUMENTS.get(method, []) for method in _NEW_VALUE_INSTEAD}
-
 
 def check_writes(function: gast.FunctionDef, location: Location, namespace: dict,
                  checked_callees: set) -> list:
@@ -87,9 +64,10 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     statements = {id(n.value) for n in nodes if isinstance(n, gast.Expr)}
     _refuse_writes_outside(function, location, namespace)
+    check_method_writes(nodes, location, namespace, variables)
     for node in nodes:
         if isinstance(node, gast.Call):
-            _check_call(node, location, namespace, variables)
+            _check_out_argument(node, location, namespace)
             _check_writing_function(node, location, namespace, id(node) in statements)
     return aliases.check_writes(function, location, namespace, checked_callees)
 
@@ -500,9 +478,7 @@ def _refuse_writes_outside(function, location, namespace) -> None:
                                  "write into a global")
 
 
-def _check_call(call, location, namespace, variables) -> None:
-    func = call.func
-    method_of_value = isinstance(func, gast.Attribute) and resolve(func, namespace) is MISSING
+def _check_out_argument(call, location, namespace) -> None:
     found = out_argument(call, namespace)
     if found is not None:  # one that transforms/front/out_arguments.py could not rewrite
         out, plain = found
@@ -512,32 +488,6 @@ def _check_call(call, location, namespace, variables) -> None:
             f"variable or an item of an array variable (out=y, out=H[t + 1]); here "
             f"{_text(call)}: write it as a statement of its own: "
             f"{_assigned_into(out)} = {_text(plain)}", "out=")
-    owner = _written_variable(func.value) if method_of_value else None
-    if owner in variables and owner not in ("self", "cls") and func.attr in IN_PLACE_METHODS:
-        # `a[2:4].fill(v)`, `A.T[0].sort()`: a change to part of a variable, as much as
-        # `a.fill(v)` is to all of it
-        held = _text(func.value)
-        given = [_text(a) for a in call.args] + _METHOD_ARGUMENTS[func.attr][len(call.args):]
-        every = [_text(a) for a in call.args] + [
-            f"{k.arg}={_text(k.value)}" if k.arg else f"**{_text(k.value)}" for k in call.keywords]
-        template = _NEW_VALUE_INSTEAD[func.attr]
-        instead = "compute a new value instead: " + template.format(
-            held, *given, all="".join(f", {text}" for text in every))
-        if held != owner and not (template.startswith("{0} = ") and isinstance(
-                func.value, gast.Subscript) and isinstance(func.value.value, gast.Name)):
-            # (autotrace assigns into `name[index]` alone: not `A.T[0] = v`, nor `a[1:][i] = v`)
-            instead = f"write its new value into {owner!r} itself instead ({owner}[...] = ...)"
-        what = f".{func.attr}()" if held == owner else f"{held}.{func.attr}()"
-        raise location.error(call, f"autotrace cannot differentiate {what}, which changes "
-                             f"{owner!r} in place; {instead}", f".{func.attr}")
-
-
-def _written_variable(node) -> str | None:
-    """The variable that `node` (`a`, `a[2:4]`, `A.T[0]`) names or a part of, else None."""
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        node = node.value
-    return node.id if isinstance(node, gast.Name) else None
-
 
 
 def _check_writing_function(call, location, namespace, is_statement: bool) -> None:

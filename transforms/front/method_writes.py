@@ -1,0 +1,98 @@
+"""In-place methods of a variable's value, which the transforms refuse (they follow values).
+
+`A.sort()`, `A.fill(0)`, `d.update(...)` change their object in place; so do they called on
+a part of a variable (`a[2:4].fill(0)`, `A.T[0].sort()`, `L[0].fill(0)`), and so does the
+method taken as a value and called later (`fill = a.fill; fill(0)`). A derivative that read
+the variable as unchanged would be wrong, so each is refused, saying what to write instead.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..analysis.argument_writes import IN_PLACE_METHODS, SPECIAL_WRITES
+from ..codegen.codegen import to_source
+from ..errors import Location
+from .parsing import MISSING, resolve
+
+# What to write instead of each method that changes its object in place (IN_PLACE_METHODS)
+# ({0}: the object; {1}, ...: its arguments, or the names of `_METHOD_ARGUMENTS` where the
+# call gives fewer; {all}: all the call's arguments, keywords too, after a comma: `m.sort(axis=0)`
+# is np.sort(m, axis=0)).
+_NEW_VALUE_INSTEAD = {
+    "sort": "{0} = np.sort({0}{all}) for an array, {0} = sorted({0}{all}) for a list",
+    "fill": "{0} = np.full_like({0}, {1})",
+    "put": "{0}[np.unravel_index({1}, {0}.shape)] = {2}",
+    "resize": "{0} = np.resize({0}, {1})",
+    "partition": "{0} = np.partition({0}{all})",
+    "itemset": "{0}[{1}] = {2}",
+    "byteswap": "{0} = {0}.byteswap()",
+    "reverse": "{0} = {0}[::-1]",
+    "remove": "i = {0}.index({1}); {0} = {0}[:i] + {0}[i + 1:]",
+    "clear": "{0} = [] for a list, {0} = {{}} for a dict",
+    "update": "{0} = {{**{0}, **{1}}}",
+    "setdefault": "{0} = {{{1}: {2}, **{0}}}",
+    "popitem": "key, value = list({0}.items())[-1]; "
+               "{0} = {{k: v for k, v in {0}.items() if k != key}}",
+}
+_METHOD_ARGUMENTS = {"fill": ["value"], "put": ["indices", "values"], "resize": ["shape"],
+                     "partition": ["k"], "itemset": ["index", "value"], "remove": ["value"],
+                     "update": ["other"], "setdefault": ["key", "None"]}
+_METHOD_ARGUMENTS = {method: _METHOD_ARGUMENTS.get(method, []) for method in _NEW_VALUE_INSTEAD}
+
+
+def check_method_writes(nodes: list, location: Location, namespace: dict,
+                        variables: set) -> None:
+    """Raise TransformError at the first of `nodes` (those of a function, `variables` its
+    parameters and the names it assigns) that calls an in-place method of a variable or of a
+    part of one, or takes such a method as a value."""
+    called = {id(node.func) for node in nodes if isinstance(node, gast.Call)}
+    for node in nodes:
+        if isinstance(node, gast.Call):
+            _check_method_call(node, location, namespace, variables)
+        elif isinstance(node, gast.Attribute) and id(node) not in called and isinstance(
+                node.ctx, gast.Load) and node.attr in IN_PLACE_METHODS:
+            owner = _written_variable(node.value)
+            if owner in variables and owner not in ("self", "cls") and \
+                    resolve(node, namespace) is MISSING:
+                held = _text(node.value)
+                instead = _NEW_VALUE_INSTEAD[node.attr].format(
+                    held, *_METHOD_ARGUMENTS[node.attr], all="")
+                raise location.error(
+                    node, f"autotrace cannot differentiate {_text(node)} taken as a value: "
+                    f"calling it changes {owner!r} in place, which autotrace does not follow; "
+                    f"compute a new value instead: {instead}", f".{node.attr}")
+
+
+def _check_method_call(call, location: Location, namespace: dict, variables: set) -> None:
+    func = call.func
+    if not isinstance(func, gast.Attribute) or resolve(func, namespace) is not MISSING:
+        return
+    owner, held = _written_variable(func.value), _text(func.value)
+    if owner not in variables or owner in ("self", "cls") or not (
+            func.attr in IN_PLACE_METHODS or func.attr in SPECIAL_WRITES and held != owner):
+        return  # (`a.__setitem__(i, v)`, `a.__iadd__(v)` on a variable: followed or refused
+        #           where they run)
+    template = _NEW_VALUE_INSTEAD.get(func.attr, "")
+    given = [_text(a) for a in call.args] + _METHOD_ARGUMENTS.get(func.attr, [])[len(call.args):]
+    every = [_text(a) for a in call.args] + [
+        f"{k.arg}={_text(k.value)}" if k.arg else f"**{_text(k.value)}" for k in call.keywords]
+    instead = "compute a new value instead: " + template.format(
+        held, *given, all="".join(f", {text}" for text in every))
+    if held != owner and not (template.startswith("{0} = ") and isinstance(
+            func.value, gast.Subscript) and isinstance(func.value.value, gast.Name)):
+        # (autotrace assigns into `name[index]` alone: not `A.T[0] = v`, nor `a[1:][i] = v`)
+        instead = f"write its new value into {owner!r} itself instead ({owner}[...] = ...)"
+    what = f".{func.attr}()" if held == owner else f"{held}.{func.attr}()"
+    raise location.error(call, f"autotrace cannot differentiate {what}, which changes "
+                         f"{owner!r} in place; {instead}", f".{func.attr}")
+
+
+def _written_variable(node) -> str | None:
+    """The variable that `node` (`a`, `a[2:4]`, `A.T[0]`) names or a part of, else None."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def _text(node) -> str:
+    return to_source(node).strip()
