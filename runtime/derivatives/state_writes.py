@@ -33,6 +33,7 @@ from ..state import StateCell
 from .adjoint_ops import unbroadcast
 from .objects import (ObjectGradient, StateWriteError, entry_at, is_dataclass_instance,
                       is_plain_object, nonzero_gradient, recomputing, replaced_at)
+from .snapshots import is_mutable_array
 from .state_log import note_write
 from .structure import rebuild, zeros_like
 
@@ -61,10 +62,12 @@ def assign_item(container, key, value, symbol: str | None = None, where: str = "
     """`container[key] = value` (or `op=`) where container is state held by an object: a
     dict, a list, or another object with items, but not an array, whose memory names read
     earlier in the call may share."""
-    if isinstance(container, np.ndarray) or hasattr(container, "__array_namespace__"):
+    if is_mutable_array(container) or hasattr(container, "__array_namespace__"):
+        kind = type(container).__name__ if isinstance(container, np.ndarray) or hasattr(
+            container, "__array_namespace__") else "ndarray"  # (a traced one: NumPy's)
         raise StateWriteError(
             f"{where}: autotrace cannot write into an array held by an object "
-            f"(an item of a {type(container).__name__}) in a differentiated function: values "
+            f"(an item of a {kind}) in a differentiated function: values "
             "read from it earlier would change under the derivative; assign a new array to "
             "the attribute instead (self.x = np.where(...), or a copy with the item set)")
     if symbol is not None:
@@ -291,7 +294,7 @@ def call_method(owner, method: str, arguments: tuple, where: str = "",
     derivative that runs its function again where it is called (a derivative of a
     derivative, a checkpointed call, one under implicit_grad, or, traced, one inside an if or
     loop on a traced value), which state_as_at lets write."""
-    if isinstance(owner, np.ndarray) or hasattr(owner, "__array_namespace__"):
+    if is_mutable_array(owner) or hasattr(owner, "__array_namespace__"):  # (traced too)
         raise StateWriteError(
             f"{where}: autotrace cannot change an array held by an object in place "
             f"(.{method}) in a differentiated function: values read from it earlier would "
@@ -306,7 +309,7 @@ def _updated(current, value, symbol: str, what: str, where: str):
     in_place, plain = AUGMENTED_OPERATORS[symbol]
     if isinstance(current, StateCell):  # an autotrace.Variable's own `op=`, which refuses it
         return in_place(current, value)
-    if isinstance(current, np.ndarray) and current.ndim > 0:
+    if is_mutable_array(current) and np.ndim(current) > 0:  # (a traced array too)
         raise StateWriteError(
             f"{where}: autotrace cannot change the array {what} in place ({symbol}=) in a "
             "differentiated function: values read from it earlier would change under the "
