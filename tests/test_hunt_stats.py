@@ -7,6 +7,7 @@ import pytest
 
 import autotrace
 from autotrace.runtime.derivatives.objects import StateWriteError
+from autotrace.runtime.primitives.registry import UntraceableError
 from tests.numeric import central_difference
 
 WEIGHTS = np.arange(6.0)
@@ -158,3 +159,23 @@ def test_traced_derivative_refuses_an_object_array_changed_in_place(method, mess
     # written), zeros for [1.2, -6.4, 14.4] (*= on a dict's item).
     with pytest.raises(StateWriteError, match=re.escape(message)):
         derivative(getattr(Filter(), method))(POINT[:3])
+
+
+# --- a k-means step counting points per cluster, traced -----------------------------------------
+
+CENTRES = np.array([[0.0, 0.0], [1.0, 1.0]])
+
+
+def cluster_counts(points):
+    labels = np.argmin(((points[:, None, :] - CENTRES[None]) ** 2).sum(-1), axis=1)
+    counts = np.zeros(2)
+    np.add.at(counts, labels, 1.0)
+    return counts
+
+
+def test_traced_add_at_at_traced_indices_into_a_numpy_array_says_so():
+    points = np.array([[0.1, 0.2], [0.9, 1.2], [1.1, 0.8]])
+    with pytest.raises(UntraceableError, match=re.escape(
+            "autotrace cannot trace numpy.add.at into a concrete array with a traced value or "
+            "at traced indices: make the array from a traced one")):
+        autotrace.function(cluster_counts)(points)

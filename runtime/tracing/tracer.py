@@ -449,8 +449,8 @@ def _add_at(target, index, value) -> None:
     as with `target[index] = value` (repeated indices add up)."""
     if not isinstance(target, Tracer):
         raise UntraceableError(
-            "autotrace cannot trace numpy.add.at into a concrete array with a traced value: "
-            "make the array from a traced one (np.zeros_like(x, shape=...))")
+            "autotrace cannot trace numpy.add.at into a concrete array with a traced value or "
+            "at traced indices: make the array from a traced one (np.zeros_like(x, shape=...))")
     write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
 
 
