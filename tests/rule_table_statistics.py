@@ -55,6 +55,8 @@ def statistics_table(Entry) -> list:
         Entry("median/odd-all", np.median, _one(lambda rng: _distinct(rng, (5,)))),
         Entry("quantile", np.quantile, lambda rng: (_distinct(rng, (3, 4)), 0.37),
               dict(axis=1)),
+        Entry("quantile/q-list", np.quantile, lambda rng: (_distinct(rng, (3, 4)), [0.37, 0.61]),
+              dict(axis=1)),
         Entry("quantile/keepdims", np.quantile, lambda rng: (_distinct(rng, (3, 4)), 0.61),
               dict(axis=0, keepdims=True)),
         Entry("quantile/axes-midpoint", np.quantile, lambda rng: (_distinct(rng, (2, 3, 2)), 0.4),

@@ -68,6 +68,7 @@ WIDENING = {
                     "math's function of each element's float64 value, given as float32"),
     **dict.fromkeys(["bincount", "bincount/minlength"],
                     "np.bincount adds the weights in float64, whatever their dtype"),
+    "quantile/q-list": "np.quantile interpolates in q's dtype, float64 for a list of floats",
     "polyval/number": "np.polyval makes the Python float x a float64 array (np.asanyarray)",
     **dict.fromkeys(["vander", "vander/wider", "vander/increasing", "vander/one-column"],
                     "np.vander computes in x's dtype promoted with int: float64 (complex128)"),

@@ -314,6 +314,31 @@ def match_for_caller(gradient, value):
     return _match(gradient, value)
 
 
+def unmatch(g, gradient):
+    """The adjoint of `match`'s change of form: `g`, a gradient in the form of `match`'s result,
+    in the form of the `gradient` it was given. A list or tuple argument (np.quantile's q, a
+    list of coefficients) whose gradient a rule computes as one array is handed back as a list
+    of numbers: the gradient of that list is made that array again (a list of arrays, nested
+    lists, stacked as np.array would stack them), in the array's dtype."""
+    if not isinstance(g, (tuple, list)) or not hasattr(gradient, "shape") or \
+            not hasattr(gradient, "dtype"):
+        return g
+    return array_module(gradient).reshape(_stacked(g, gradient), gradient.shape)
+
+
+def _stacked(g, like):
+    """The nested lists and tuples `g` as one array in the dtype of `like` (zeros for an empty
+    one, whose shape the caller sets)."""
+    xp = array_module(like)
+    if isinstance(g, (tuple, list)):
+        if not g:
+            return xp.zeros((0,), dtype=like.dtype)
+        return xp.stack([_stacked(item, like) for item in g])
+    if isinstance(g, numbers.Number) and not hasattr(g, "dtype"):
+        return xp.asarray(g, dtype=like.dtype)
+    return g.astype(like.dtype) if g.dtype != like.dtype else g
+
+
 def as_registered_types(gradient, value):
     """`gradient` (or a tangent) with the gradient of each instance of a registered pytree
     type in `value` (runtime/pytrees.py), which generated code gathers by attribute (an

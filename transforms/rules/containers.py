@@ -42,8 +42,8 @@ from ...runtime.derivatives.state_writes import (object_tangent, placed_state, r
 from ...runtime.derivatives.structure import (accumulate, add, cast_like, fresh_gradients,
                                               fresh_tangent, like_container, match,
                                               match_for_caller, ones_like,
-                                              refuse_integral_argument, seed, zero_seed,
-                                              zeros_like)
+                                              refuse_integral_argument, seed, unmatch,
+                                              zero_seed, zeros_like)
 from ...runtime.derivatives.given_checks import check_tangents
 from ...runtime.derivatives.complex_parts import abs_slope, real_if_real
 from ...runtime.derivatives.real_only import refuse_real_part
@@ -90,15 +90,21 @@ def _sent_object_gradient_tangent(y, after, value):
 
 # A real value's gradient of a complex one is its real part: a tangent keeps the real part of
 # the tangent, and a gradient of it is the gradient's real part (runtime/derivatives/
-# complex_parts.py).
+# complex_parts.py). The gradient of a list argument that a rule computed as one array is that
+# array again (unmatch).
 @adjoint(match, match_for_caller)
 def _match(y, gradient, value):
-    d[gradient] = real_if_real(d[y], value)
+    d[gradient] = unmatch(real_if_real(d[y], value), gradient)
 
 
 @tangent(match, match_for_caller)
 def _match_tangent(y, gradient, value):
     d[y] = match_for_caller(d[gradient], value)
+
+
+@linear(unmatch)
+def _unmatch(y, g, gradient):
+    d[g] = match_for_caller(d[y], g)
 
 
 @identity(fresh_gradients)
