@@ -9,6 +9,7 @@ import numpy as np
 
 from autotrace.runtime.derivatives.order_statistics import as_column
 from autotrace.runtime.primitives.order_statistics import merged, unmerged
+from autotrace.runtime.primitives.statistics import nonzero_weights
 
 
 def _distinct(rng, shape):
@@ -69,6 +70,8 @@ def statistics_table(Entry) -> list:
         Entry("helper:merged", merged, lambda rng: (rng.standard_normal((2, 3, 4)), (0, 2))),
         Entry("helper:unmerged", unmerged, lambda rng: (
             rng.standard_normal((8, 3)), np.zeros((2, 3, 4)), (0, 2)), wrt=(0,)),
+        Entry("helper:nonzero_weights", nonzero_weights,
+              _one(lambda rng: rng.uniform(0.5, 1.5, 3))),
         Entry("helper:as_column", as_column, lambda rng: (rng.standard_normal(3), (3, 1))),
     ]
     return table

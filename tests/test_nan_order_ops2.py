@@ -68,3 +68,37 @@ def test_second_order_through_list_arguments(name, function, args, wrt):
     check_grads(function, args, wrt=wrt, order=2, modes=("reverse", "forward"))
     gradient = autotrace.grad(function, argnums=wrt)(*args)
     assert type(gradient[0]) is type(args[0])  # a list's gradient is a list
+
+
+def weighted(a, w):
+    return np.average(a, axis=1, weights=w)
+
+
+def weighted_loss(a, w):
+    return np.sum(np.sin(np.average(a, axis=1, weights=w)))
+
+
+def test_average_of_weights_summing_to_zero_raises_as_numpy():
+    a = np.arange(12.0).reshape(3, 4)
+    zero_sum, good = np.array([1.0, -1.0, 2.0, -2.0]), np.array([1.0, 1.0, 2.0, -2.0])
+    line = weighted.__code__.co_firstlineno + 1
+    at_line = f'(numpy.average at File "{__file__}", line {line})'
+    at_loss_line = f'(numpy.average at File "{__file__}", line {line + 4})'
+    with pytest.raises(ZeroDivisionError, match=r"^Weights sum to zero, can't be normalized$"):
+        weighted(a, zero_sum)
+    traced = autotrace.function(weighted)
+    np.testing.assert_allclose(traced(a, good), weighted(a, good), rtol=1e-15)
+    for function, args, site in [
+            (traced, (a, zero_sum), at_line),
+            (autotrace.vmap(weighted, in_axes=(0, None)), (a[None], zero_sum), at_line),
+            (autotrace.function(autotrace.grad(weighted_loss)), (a, zero_sum), at_loss_line),
+            (autotrace.function(autotrace.grad(weighted_loss, argnums=1)), (a, zero_sum),
+             at_loss_line)]:
+        with pytest.raises(ZeroDivisionError) as raised:
+            function(*args)
+        assert str(raised.value) == f"Weights sum to zero, can't be normalized {site}"
+    # Eager derivatives: NumPy's own error, from the call of np.average.
+    with pytest.raises(ZeroDivisionError, match="^Weights sum to zero, can't be normalized"):
+        autotrace.grad(weighted_loss)(a, zero_sum)
+    # The check passes the sums through: derivatives as before.
+    check_grads(weighted_loss, (a, good), wrt=(0, 1), order=2, modes=("reverse", "forward"))

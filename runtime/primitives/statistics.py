@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import reject_arguments, static, traces
+from ..user_frames import user_code_site
+from .registry import bind, define_runtime_function, reject_arguments, static, traces
 
 
 def _as_array(a):
@@ -126,6 +127,31 @@ def along_axis_shape(ndim: int, weights, axis) -> tuple:
     return tuple(shape)
 
 
+# `nonzero_weights`: the sums of np.average's weights, checked not to be zero when the graph
+# runs (NumPy raises ZeroDivisionError there, where the division would give inf or NaN). An op
+# with a result, which the division reads, as `index_range` is.
+def _nonzero_weights(total, message):
+    if bool((total == 0).any()):
+        raise ZeroDivisionError(message)
+    return total[()] if np.ndim(total) == 0 else total.copy()
+
+
+def nonzero_weights(total, message=None):
+    """`total`, the sums of np.average's weights, where none is zero; ZeroDivisionError, as
+    NumPy's, naming the user's line (`message`, where not given), where one is (traced: when
+    the graph runs)."""
+    if message is None:
+        site = user_code_site()
+        where = "" if site is None else f' (numpy.average at File "{site[0]}", line {site[1]})'
+        message = f"Weights sum to zero, can't be normalized{where}"
+    return bind("nonzero_weights", total, message=message)
+
+
+define_runtime_function("nonzero_weights", _nonzero_weights,
+                        lambda total, message: total, fresh=True, dispatcher=nonzero_weights,
+                        batching=lambda call: call.bind(call.with_batch(0)))
+
+
 @traces(np.average)
 def bind_average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
     a = _as_array(a)
@@ -149,7 +175,7 @@ def bind_average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoV
         kinds = (a.dtype, weights.dtype) + (("f8",) if np.dtype(a.dtype).kind in "iub" else ())
         result_dtype = np.result_type(*kinds)
         weights = weights.astype(result_dtype)
-        scale = np.sum(weights, axis=axis, keepdims=keepdims)
+        scale = nonzero_weights(np.sum(weights, axis=axis, keepdims=keepdims))
         average = np.sum(a.astype(result_dtype) * weights, axis=axis, keepdims=keepdims) / scale
         scale = np.broadcast_to(scale, np.shape(average)) + np.zeros_like(average)
     return (average, scale) if returned else average

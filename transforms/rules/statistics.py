@@ -31,8 +31,9 @@ from ...runtime.derivatives.real_only import refuse_complex
 from ...runtime.derivatives.scans import products_after, products_before
 from ...runtime.derivatives.structural_adjoints import sort_like, unsort, untake, untake_along
 from ...runtime.primitives.order_statistics import merged, unmerged
+from ...runtime.primitives.statistics import nonzero_weights
 from .core import adjoint, constant, d, tangent
-from .declarations import linear
+from .declarations import identity, linear
 
 constant(not_nan_count, average_weight_shape, picked_shape, order_position, order_weight,
          quantile_slope, kept_axes, running_argument, held)
@@ -138,13 +139,19 @@ def ptp_tangent(y, a, axis=None, *, keepdims=False):
 # (mean without them); with returned=True the result is (average, sum(w)), whose second part
 # has its own gradient, to the weights alone.
 
+# (the sums of the weights, checked not to be zero, as NumPy's np.average checks them)
+@identity(nonzero_weights)
+def nonzero_weights_rule(y, total):
+    d[total] = d[y]
+
+
 @adjoint(np.average)
 def average_rule(y, a, axis=None, weights=None, returned=False, *, keepdims=False):
     g = d[y][0] if returned else d[y]
     placed = 1.0 if weights is None else np.reshape(weights, average_weight_shape(
         a, weights, axis))
-    scale = reduced_size(a, axis) if weights is None else np.sum(placed, axis=axis,
-                                                                 keepdims=keepdims)
+    scale = reduced_size(a, axis) if weights is None else nonzero_weights(np.sum(
+        placed, axis=axis, keepdims=keepdims))
     shares = unreduce(np.divide(g, scale), a, axis, keepdims)
     d[a] = shares if weights is None else shares * placed
     g_placed = 0.0 if weights is None else unbroadcast(
@@ -159,8 +166,8 @@ def average_tangent(y, a, axis=None, weights=None, returned=False, *, keepdims=F
         a, weights, axis))
     t_placed = 0.0 if weights is None else np.reshape(broadcast_like(d[weights], weights),
                                                       average_weight_shape(a, weights, axis))
-    scale = reduced_size(a, axis) if weights is None else np.sum(placed, axis=axis,
-                                                                 keepdims=keepdims)
+    scale = reduced_size(a, axis) if weights is None else nonzero_weights(np.sum(
+        placed, axis=axis, keepdims=keepdims))
     t_average = np.mean(d[a], axis=axis, keepdims=keepdims) if weights is None else np.divide(
         np.sum(d[a] * placed + (a - unreduce(y[0] if returned else y, a, axis, keepdims))
                * t_placed, axis=axis, keepdims=keepdims), scale)
