@@ -36,6 +36,8 @@ from .primitives import order_statistics as ops_order_statistics
 from .primitives import piecewise as ops_piecewise
 from .primitives import finite_differences as ops_finite_differences
 from .primitives import bin_counts as ops_bin_counts
+from .primitives import partitions as ops_partitions
+from .primitives import nan_order_statistics as ops_nan_order_statistics
 from .primitives import convolution
 from .primitives import pooling
 from .primitives import keyed_random as random

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..devices import array_module
+from ..primitives.nan_order_statistics import nan_kept_ndim, nan_points
 from ..primitives.order_statistics import quantile_picks, reduced_axes, running
 from ..primitives.statistics import along_axis_shape
 from .dtypes import as_weights, real_dtype
@@ -108,3 +109,61 @@ def running_argument(a, y, axis=0):
     positions = xp.reshape(xp.arange(length), shape)
     return running(np.maximum, xp.where(changed, positions, 0), axis)
 
+
+
+def partition_order(a, y, axis=-1):
+    """Where each element of y = np.partition(a, kth, axis) was taken from in `a` (flattened
+    for axis=None), along the axis: the element of `a` of the same rank, ties in `a`'s order
+    (the stable sort's, as np.sort's gradient goes). Read from y, whichever order NumPy's
+    selection left the elements in beside the kth positions."""
+    xp = array_module(a)
+    along = 0 if axis is None else axis
+    line = xp.reshape(a, np.shape(y))
+    ranks = xp.argsort(xp.argsort(y, axis=along, kind="stable"), axis=along, kind="stable")
+    return xp.take_along_axis(xp.argsort(line, axis=along, kind="stable"), ranks, axis=along)
+
+
+# The NaN-skipping order statistics (runtime/primitives/nan_order_statistics.py): positions and
+# weights per quantile (first axis) and per slice (the others), from each slice's count.
+
+def nan_order_position(a, q, axis=None, method="linear", name="nanquantile", upper=False):
+    """Where the lower (upper: the upper) of the one or two sorted elements a NaN-skipping
+    order statistic interpolates lies along the merged axis, per quantile and slice."""
+    points = nan_points(a, q, axis, method, name)
+    return points.following if upper else points.previous
+
+
+def nan_order_weight(a, q, axis=None, method="linear", name="nanquantile"):
+    """The weight of the upper of the two elements (0 where there is one), in the real dtype
+    of `a`, shaped as nan_order_position."""
+    points = nan_points(a, q, axis, method, name)
+    weight = points.weights(real_dtype(a))
+    return array_module(weight).where(points.previous == points.following, 0, weight)
+
+
+def nan_quantile_slope(a, q, axis=None, method="linear", name="nanquantile"):
+    """d gamma / d q per quantile and slice: (n - 1) for 'linear' (n the slice's count of
+    numbers; divided by 100 for a percentile) where the two elements differ, 0 elsewhere and
+    for the other methods, in the real dtype of `a`."""
+    points = nan_points(a, q, axis, method, name)
+    scale = 100 if name == "nanpercentile" else 1
+    rate = (points.count - 1).astype(real_dtype(a)) / scale if method == "linear" else 0
+    return array_module(points.count).where(points.previous == points.following, 0,
+                                            rate).astype(real_dtype(a))
+
+
+def nan_live(a, axis=None):
+    """1 for a slice that has a number, 0 for one of NaNs alone (whose result is NaN and sends
+    no gradient), over the kept axes, in the real dtype of `a`."""
+    count = nan_points(a, None, axis, name="nanmedian").count
+    return (count > 0).astype(real_dtype(a))
+
+
+def nan_column_shape(a, q, axis=None) -> tuple:
+    """The shape that puts q's values (flat) along the first axis of nan_order_position's."""
+    return (int(np.size(q)),) + (1,) * nan_kept_ndim(a, axis)
+
+
+def nan_kept_axes(a, axis=None) -> tuple:
+    """The axes of nan_order_position's shape after the quantiles'."""
+    return tuple(range(1, 1 + nan_kept_ndim(a, axis)))

@@ -99,25 +99,36 @@ def q_dtype(q) -> np.dtype:
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
-def quantile_points(n: int, q, method: str, name: str, dtype=np.float64) -> Points:
-    """The Points of the quantiles q (known while tracing) of n sorted elements by `method`,
-    computed in `dtype` (q_dtype of the q given)."""
+def q_values(q, name: str, dtype=np.float64) -> list:
+    """The quantiles q (known while tracing; a percentile's divided by 100), flat, as NumPy
+    computes with them in `dtype` (q_dtype of the q given): float64 as Python floats, float32
+    as NumPy's scalars of it. A ValueError, as NumPy's, for one outside [0, 1]."""
+    scale = 100 if name.endswith("percentile") else 1  # (np.percentile's q / 100)
+    values = [v / scale for v in (np.ravel(np.asarray(q, dtype=dtype)).tolist()
+                                  if dtype == np.float64 else np.ravel(np.asarray(q, dtype=dtype)))]
+    if not all(0 <= v <= 1 for v in values):
+        raise ValueError("Percentiles must be in the range [0, 100]" if name.endswith(
+            "percentile") else "Quantiles must be in the range [0, 1]")
+    return values
+
+
+def check_method(method: str, name: str) -> None:
+    """Refuse, naming the user's line, a method autotrace does not trace."""
     if method not in QUANTILE_METHODS:
         site = user_code_site()  # (the user's line, where a derivative's code calls this)
         raise UntraceableError(
             ("" if site is None else f'File "{site[0]}", line {site[1]}: ')
             + f"autotrace cannot trace or differentiate numpy.{name} with method={method!r}: "
             f"it supports method= {', '.join(repr(m) for m in QUANTILE_METHODS)}")
+
+
+def quantile_points(n: int, q, method: str, name: str, dtype=np.float64) -> Points:
+    """The Points of the quantiles q (known while tracing) of n sorted elements by `method`,
+    computed in `dtype` (q_dtype of the q given)."""
+    check_method(method, name)
     if n == 0:
         raise UntraceableError(f"autotrace cannot trace numpy.{name} of an empty slice")
-    scale = 100 if name == "percentile" else 1  # (np.percentile's q / 100, in float64)
-    # (float64 as Python floats; float32 as NumPy's scalars of it)
-    values = [v / scale for v in (np.ravel(np.asarray(q, dtype=dtype)).tolist()
-                                  if dtype == np.float64 else np.ravel(np.asarray(q, dtype=dtype)))]
-    if not all(0 <= v <= 1 for v in values):
-        raise ValueError("Quantiles must be in the range [0, 1]" if name == "quantile" else
-                         "Percentiles must be in the range [0, 100]")
-    points = [_point(n, v, method) for v in values]
+    points = [_point(n, v, method) for v in q_values(q, name, dtype)]
     shape = np.shape(q)
     return Points(np.reshape(np.array([p[0] for p in points], dtype=np.intp), shape),
                   np.reshape(np.array([p[1] for p in points], dtype=np.intp), shape),

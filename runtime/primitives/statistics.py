@@ -1,6 +1,6 @@
 """NumPy's reductions that skip NaNs (np.nansum, nanmean, nanmax, nanmin, nanprod, nanvar,
-nanstd), np.ptp and np.average, traced as NumPy computes them, with the ops of the plain
-reductions: NaNs replaced by the reduction's identity (0 for sums, 1 for products, -inf or inf
+nanstd) and its cumulative functions that do (np.nancumsum, nancumprod), np.ptp and
+np.average, traced as NumPy computes them, with the ops of the plain reductions: NaNs replaced by the reduction's identity (0 for sums, 1 for products, -inf or inf
 for max or min), counts of the elements that are not NaN, and the same arithmetic in the same
 order, so the result is NumPy's in value and dtype. An array of integers holds no NaN: its nan
 reduction is the plain one, as in NumPy."""
@@ -66,6 +66,22 @@ def _nan_extremum(reduction, fill):
 
 traces(np.nanmax)(_nan_extremum(np.max, -np.inf))
 traces(np.nanmin)(_nan_extremum(np.min, np.inf))
+
+
+@traces(np.nancumsum)
+def bind_nancumsum(a, axis=None, dtype=None, out=None):
+    reject_arguments("numpy.nancumsum", out=out)
+    a = _as_array(a)
+    filled = np.where(np.isnan(a), 0, a) if _holds_nan(a) else a
+    return np.cumsum(filled, axis=axis, dtype=dtype)
+
+
+@traces(np.nancumprod)
+def bind_nancumprod(a, axis=None, dtype=None, out=None):
+    reject_arguments("numpy.nancumprod", out=out)
+    a = _as_array(a)
+    filled = np.where(np.isnan(a), 1, a) if _holds_nan(a) else a
+    return np.cumprod(filled, axis=axis, dtype=dtype)
 
 
 @traces(np.nanmean)

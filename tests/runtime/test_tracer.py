@@ -189,7 +189,7 @@ def test_untraceable_numpy_function():
 
 
 @pytest.mark.parametrize("function, name", [
-    (lambda x: np.nanmedian(x), "numpy.nanmedian"),
+    (lambda x: np.trim_zeros(x), "numpy.trim_zeros"),
     (lambda x: np.add.reduceat(x, [0]), "numpy.add.reduceat"),
 ])
 def test_other_untraceable_functions_are_named(function, name):

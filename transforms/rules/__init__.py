@@ -2,5 +2,5 @@
 declarations.py for rules stated once for both modes)."""
 from . import (  # noqa: F401
     constants, containers, copies, derivative_helpers, elementwise, filled_arrays, linalg,
-    matrix_norms, nn_functions, pytrees, reductions, refused, shape_functions, signal_functions,
-    statistics)
+    matrix_norms, nan_order_statistics, nn_functions, pytrees, reductions, refused,
+    shape_functions, signal_functions, statistics)

@@ -71,12 +71,8 @@ NOT_DIFFERENTIABLE = {
 
 _COMPLEX = ("complex values: autotrace's rules are for real arrays; keep the real and "
             "imaginary parts in real arrays of their own")
-_BY_RANK = ("the value at a rank, found by sorting: sort with np.sort and index the "
-            "result (np.sort(x, axis)[..., k]), which is differentiated")
 _BY_VALUE = ("selects elements by their values, so the result's shape depends on them: "
              "compute the indices outside the differentiated function and index with them")
-_NAN = ("a cumulative function that skips NaNs: accumulate np.where(np.isnan(x), fill, x) "
-        "with the plain one (fill 0.0 for np.cumsum, 1.0 for np.cumprod)")
 _IN_PLACE = ("writes into its first argument in place: write x[index] = value, or build a new "
              "array with np.where")
 _PER_ELEMENT = ("calls a Python function for each element or slice: write the computation on "
@@ -91,11 +87,9 @@ REFUSED = {
                      "fft.ifft2", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.irfft",
                      "fft.rfft2", "fft.irfft2", "fft.rfftn", "fft.irfftn", "fft.hfft",
                      "fft.ihfft", "roots", "linalg.eig", "linalg.eigvals"], _COMPLEX),
-    **dict.fromkeys(["nanmedian", "nanpercentile", "nanquantile", "partition"], _BY_RANK),
     **dict.fromkeys(["unique", "unique_values", "unique_all", "unique_counts",
                      "unique_inverse", "union1d", "intersect1d", "setdiff1d", "setxor1d",
                      "trim_zeros"], _BY_VALUE),
-    **dict.fromkeys(["nancumsum", "nancumprod"], _NAN),
     **dict.fromkeys(["copyto", "put", "put_along_axis", "place", "putmask"], _IN_PLACE),
     "fill_diagonal": ("writes into its first argument in place: autotrace follows it as a "
                       "statement of its own, np.fill_diagonal(a, val), with a a variable"),
