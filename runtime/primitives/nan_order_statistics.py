@@ -1,5 +1,5 @@
-"""The order statistics that skip NaNs: np.nanquantile, np.nanpercentile and np.nanmedian,
-traced with the ops they are made of.
+"""The order statistics that skip NaNs: np.nanquantile, np.nanpercentile and np.nanmedian, traced
+with the ops they are made of.
 
 NumPy computes each slice's statistic from its elements that are not NaN, so the positions of
 the one or two sorted elements it interpolates depend on how many there are: a count known only
@@ -7,13 +7,12 @@ when the graph runs. The slices are merged and sorted as for np.quantile (NaN so
 count of each is taken, and the positions and weights are read for it from tables made while
 tracing, one entry per possible count, by the arithmetic np.quantile's tracing does for a known
 count (runtime/primitives/order_statistics.py: NumPy's _quantile, in q's dtype), then the
-elements are taken along the sorted axis and combined as NumPy's _lerp combines them (np.nanmedian: their sum halved, as
-np.ma.median computes it). A slice of NaNs alone gives NaN. An array of integers holds no NaN:
-its statistic is the plain one, as in NumPy.
+elements are taken along the sorted axis and combined as NumPy's _lerp combines them
+(np.nanmedian: their sum halved, as np.ma.median computes it). A slice of NaNs alone gives NaN.
+An array of integers holds no NaN: its statistic is the plain one, as in NumPy.
 """
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -53,16 +52,14 @@ def _looked_up(table, count):
     return np.take(in_trace_of(table, count), count, axis=1)
 
 
-def _valid(a, axis, name: str):
-    """`a` merged along `axis` (runtime/primitives/order_statistics.py), and its count of
-    elements that are not NaN per slice."""
+def _counted(a, axis, name: str):
+    """How many elements of each slice of `a` over `axis` are not NaN (the slices merged, as
+    runtime/primitives/order_statistics.py merges them)."""
     if _merged_size(a, axis) == 0:
         raise UntraceableError(f"autotrace cannot trace numpy.{name} of an empty slice")
-    line = merged(a, axis)
-    return line, np.sum(np.logical_not(np.isnan(line)), axis=0)
+    return np.sum(np.logical_not(np.isnan(merged(a, axis))), axis=0)
 
 
-@functools.lru_cache(maxsize=64)
 def _table(size: int, values: tuple, method: str) -> tuple:
     """(previous, next, gamma) of each quantile value for each count 0 ... size, as NumPy's
     _quantile computes them for that many sorted numbers (none: zeros)."""
@@ -75,12 +72,13 @@ def nan_points(a, q, axis=None, method="linear", name="nanquantile") -> NanPoint
     (known while tracing) by `method`, or of np.nanmedian ('nanmedian'; q ignored), as
     NumPy's _quantile computes them for each slice's count."""
     a = _as_array(a)
-    _, count = _valid(a, axis, name)
+    count = _counted(a, axis, name)
     if name == "nanmedian":
         last = np.maximum(count - 1, 0)
         previous, following = last // 2, np.minimum(count // 2, last)
-        gammas = ((0.0,) + tuple(0.0 if n % 2 else 0.5 for n in range(1, _merged_size(a, axis)
-                                                                     + 1)),)
+        # (the two middle elements, weighted 1/2 each, for an even count)
+        gammas = (tuple(0.5 if n and n % 2 == 0 else 0.0
+                        for n in range(_merged_size(a, axis) + 1)),)
         return NanPoints(previous[None], following[None], count, (), gammas)
     check_method(method, name)
     values = q_values(static(q, f"q of numpy.{name}"), name, q_dtype(q))

@@ -1,9 +1,9 @@
-"""NumPy's reductions that skip NaNs (np.nansum, nanmean, nanmax, nanmin, nanprod, nanvar,
-nanstd) and its cumulative functions that do (np.nancumsum, nancumprod), np.ptp and
-np.average, traced as NumPy computes them, with the ops of the plain reductions: NaNs replaced by the reduction's identity (0 for sums, 1 for products, -inf or inf
-for max or min), counts of the elements that are not NaN, and the same arithmetic in the same
-order, so the result is NumPy's in value and dtype. An array of integers holds no NaN: its nan
-reduction is the plain one, as in NumPy."""
+"""NumPy's reductions that skip NaNs (np.nansum, nanmean, nanmax, nanmin, nanprod, nanvar, nanstd)
+and its cumulative functions that do (np.nancumsum, nancumprod), np.ptp and np.average, traced
+as NumPy computes them, with the ops of the plain reductions: NaNs replaced by the reduction's
+identity (0 for sums, 1 for products, -inf or inf for max or min), counts of the elements that
+are not NaN, and the same arithmetic in the same order, so the result is NumPy's in value and
+dtype. An array of integers holds no NaN: its nan reduction is the plain one, as in NumPy."""
 from __future__ import annotations
 
 import numpy as np
