@@ -34,9 +34,11 @@ import types
 import gast
 import numpy as np
 
+from ..analysis.call_results import own_function
 from ..codegen.nodes import add_children
 from ..codegen.templates import name
 from .line_map import user_place
+from .function_caches import made_from
 from .parsing import MISSING, parse_function, resolve
 from .star_arguments import joined, unpacks
 from ..rules.core import constant
@@ -60,6 +62,8 @@ _OWN_METHODS = {"astype", "copy", "item"}
 PACKED_METHODS = {"reshape": "reshape", "transpose": "transpose"}
 # How deep `ReceiverKinds` reads the functions a function calls, for what they return.
 _CALLEE_DEPTH = 2
+# The attribute of one of autotrace's own functions that keeps the kind of what it returns.
+_RETURNED_KIND = "__autotrace_returned_kind__"
 
 
 def is_array_method(value, method: str) -> bool:
@@ -261,13 +265,23 @@ class ReceiverKinds:
         if key not in self.returned:
             self.returned[key] = UNKNOWN  # (while it is read: a recursive call)
             if self.depth < _CALLEE_DEPTH:
-                try:
-                    parsed = parse_function(function)
-                except Exception:  # noqa: BLE001 - no source: nothing known
-                    return UNKNOWN
-                kinds = ReceiverKinds(parsed.node, parsed.namespace, self.depth + 1)
-                self.returned[key] = kinds.returns(parsed.node)
+                self.returned[key] = self._read_returned(function)
         return self.returned[key]
+
+    def _read_returned(self, function) -> str:
+        """The kind of what `function` returns, its source read one call deeper. autotrace's
+        own functions (the runtime helpers generated code calls, read by every analysis) are
+        read once per depth and kept on the function, as alias_calls.returned_parameters
+        keeps them: their source and their module's names do not change."""
+        kept = made_from(function, _RETURNED_KIND) if own_function(function) else {}
+        if self.depth not in kept:
+            try:
+                parsed = parse_function(function)
+            except Exception:  # noqa: BLE001 - no source: nothing known
+                return UNKNOWN
+            kinds = ReceiverKinds(parsed.node, parsed.namespace, self.depth + 1)
+            kept[self.depth] = kinds.returns(parsed.node)
+        return kept[self.depth]
 
 
 def _parameter_kinds(arguments, namespace: dict) -> dict:
