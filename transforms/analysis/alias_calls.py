@@ -471,10 +471,11 @@ def _wider(write, known) -> bool:
     return (write[0], -write[1]) > (known[0], -known[1])
 
 
-def functions_defined_once(statements) -> dict:
-    """name -> its def or lambda, for the names the function binds once, to one of those."""
+def functions_defined_once(nodes) -> dict:
+    """name -> its def or lambda, for the names the function binds once, to one of those.
+    `nodes`: those of the function's body, as `_walk` hands them out."""
     bindings = collections.defaultdict(list)
-    for node in _walk(statements):
+    for node in nodes:
         if isinstance(node, gast.FunctionDef):
             bindings[node.name].append(node)
         elif isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):

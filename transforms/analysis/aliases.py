@@ -104,9 +104,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
         self.returned_whole = set()  # the memories they may be (not only hold)
         self.namespace = namespace
         parameters = parameter_names(function)
-        self.locals = set(parameters) | {
-            n.id for n in _walk(function.body)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        body_nodes = list(_walk(function.body))  # (read twice below: walked once)
+        self.locals = set(parameters) | {n.id for n in body_nodes if isinstance(n, gast.Name)
+                                         and isinstance(n.ctx, gast.Store)}
         # name -> {memory: the statement that bound the name to it}; None where unreachable
         self.env = Env({p: {("argument", p): function} for p in parameters})
         self.pairs_kept = self.keeps_pairs(function)  # (transforms/analysis/distinct_names.py)
@@ -128,7 +128,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
         self.statement = None
         self.guards = {}
         self.callees = set()  # the code of the Python functions whose calls were checked
-        self.local_functions = functions_defined_once(function.body)
+        self.local_functions = functions_defined_once(body_nodes)
         self.given_functions = {}  # a parameter standing for a function given that writes
         # a function defined here -> the names of this one it writes into (a def's: once read)
         self.nested = lambda_writes(self.local_functions, self.namespace)

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import gast
 
-from ..codegen.nodes import walk
+from ..codegen.nodes import nodes_of
 
 
 class Env(dict):
@@ -111,7 +111,7 @@ class DistinctNames:
     """Mixed into aliases.Sharing: the pairs of names apart (see the module docstring)."""
 
     def keeps_pairs(self, function) -> bool:
-        return not any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in walk(function))
+        return not any(isinstance(n, (gast.Global, gast.Nonlocal)) for n in nodes_of(function))
 
     def forget_pairs(self, identifier: str) -> None:
         """`identifier` is bound to something new: what it was apart from no longer holds."""
