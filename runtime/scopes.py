@@ -110,3 +110,17 @@ def _checked(name) -> str:
         raise ValueError(f"autotrace.name_scope: the name must be a non-empty string, got "
                          f"{name!r}; give a name such as 'layer1'")
     return name.strip("/")
+
+
+class TraceRecord:
+    """A record that generated code keeps in a variable of its own, made anew each time the
+    code runs (a StateLog of the writes since a call began, runtime/derivatives/state_log.py).
+    A traced loop or branch carries it as a value known while tracing, not as a graph value:
+    its body, traced once for every iteration, makes one anew, and the loop goes on with the
+    body's. So two records count as the same loop value where `same_in_graph` says so."""
+
+    __slots__ = ()
+
+    def same_in_graph(self, other) -> bool:
+        """Whether a traced loop or branch may carry `other` where it carried this record."""
+        return type(other) is type(self)

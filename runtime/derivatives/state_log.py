@@ -43,13 +43,14 @@ from contextlib import contextmanager
 from .objects import ObjectGradient, StateWriteError, recomputation
 from .random_states import RandomStates, random_states, refuse_other_draws_again, same_draws
 from .structure import add
+from ..scopes import TraceRecord
 from ..state import cells_as_of, cells_now
 
 _ABSENT = object()  # a slot that held nothing: an attribute or a key not there yet
 _UNDOABLE = object()  # a container changed by a method, whose contents cannot be copied
 
 
-class StateLog:
+class StateLog(TraceRecord):
     """The writes noted since it began: (owner, kind, key, what the slot held before, where)
     in order, kind "." for an attribute, "[" for an item, "*" for a container's contents."""
 

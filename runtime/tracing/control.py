@@ -37,7 +37,7 @@ import numpy as np
 
 from ..abstract import abstractify, same_type
 from .control_scope import ControlFlowError, current_builder
-from ..scopes import active_subgraphs
+from ..scopes import TraceRecord, active_subgraphs
 from ..execution.executor import compile_graph
 from ..graph import Graph, Var
 from ..containers import rebuild
@@ -308,6 +308,8 @@ def _input_aval(leaf, builder):
 def _same_structure(a, b) -> bool:
     if isinstance(a, _Slot) or isinstance(b, _Slot):
         return isinstance(a, _Slot) and isinstance(b, _Slot)
+    if isinstance(a, TraceRecord):  # made anew by each run of a body (runtime/scopes.py)
+        return a.same_in_graph(b)
     if isinstance(a, (tuple, list, dict)) or isinstance(b, (tuple, list, dict)):
         if type(a) is not type(b) or len(a) != len(b):
             return False
