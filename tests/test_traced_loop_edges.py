@@ -3,11 +3,16 @@
 A derivative of a derivative notes the object state before each call it runs again
 (`_written1 = state_writes_log(...)`), and a loop that calls a helper carries that record from
 one iteration to the next: a traced loop carries the record its body made, as a value known
-while tracing."""
+while tracing. An adjoint sweep's accumulator starts in its primal's dtype (`bx =
+zeros_like(x)`, float32) and, where the primal loop computes in float64, takes float64 in its
+first iteration, as it does run as written; a user's variable whose dtype changes from one
+iteration to the next is refused at the user's line."""
 import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.tracing.control import ControlFlowError
+from tests.numeric import central_difference
 
 
 def cubic(w):
@@ -56,3 +61,43 @@ def test_second_derivative_of_a_loop_that_calls_a_helper_and_breaks(form):
         expected = expected @ TANGENT
     np.testing.assert_allclose(SECOND_ORDER[form](shrink_until_small)(x), expected, rtol=1e-12)
 
+
+def fixed_point_break(x):
+    z = np.zeros(6)
+    for i in range(100):
+        z_new = np.tanh(0.5 * z + x)
+        if np.max(np.abs(z_new - z)) < 1e-10:
+            z = z_new
+            break
+        z = z_new
+    return np.sum(z ** 2)
+
+
+def test_float32_gradient_of_a_loop_that_computes_in_float64():
+    x = np.array([0.3, -0.8, 1.2, 0.05, -0.2, 0.7], dtype=np.float32)
+    eager = autotrace.grad(fixed_point_break)(x)
+    traced = autotrace.function(autotrace.grad(fixed_point_break))(x)
+    assert eager.dtype == traced.dtype == np.float32
+    np.testing.assert_array_equal(traced, eager)
+    expected = central_difference(fixed_point_break, x.astype(np.float64))
+    np.testing.assert_allclose(traced, expected, rtol=1e-6)
+
+
+def float32_state(x):
+    z = np.zeros(6, np.float32)
+    for i in range(100):
+        z = np.tanh(0.5 * z + x)
+        if np.max(np.abs(z)) < 1e-10:
+            break
+    return np.sum(z ** 2)
+
+
+def test_a_variable_whose_dtype_changes_in_the_primal_loop_is_refused():
+    x = np.array([0.3, -0.8, 1.2, 0.05, -0.2, 0.7])
+    line = float32_state.__code__.co_firstlineno + 2
+    with pytest.raises(ControlFlowError) as error:
+        autotrace.function(autotrace.grad(float32_state))(x)
+    message = str(error.value)
+    assert message.startswith(f"{__file__}:{line}: for i in range(100): (derivative code ")
+    assert ("variable 'z' changes from f32[6] to f64[6] in one iteration of this for loop on a "
+            "traced value; a traced loop must keep each variable's shape and dtype") in message

@@ -152,11 +152,12 @@ def range_(*bounds):
 
 def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, live: tuple,
              where: str, placeholders=(), stop: str | None = None, user_nones: tuple = (),
-             outside: tuple = (), made: tuple = (), shared: tuple = ()):
+             outside: tuple = (), made: tuple = (), shared: tuple = (), adjoint: bool = False):
     """`for item in iterable: values = body_fn(item, *values)`: a graph `while` op over a
     traced array's first axis or a traced range, else a Python loop (unrolled when traced).
     `stop` names the flag a `break` sets: the loop ends once it is true. (`outside`, `made` and
-    `shared` as for if_stmt.)"""
+    `shared` as for if_stmt.) `adjoint`: the loop is an adjoint sweep's, over the iterations a
+    primal loop counted (see _check_loop_values)."""
     values = tuple(values)
     stop_index = names.index(stop) if stop is not None else None
     options = (names, targets, live, where, placeholders, stop_index)
@@ -165,7 +166,8 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
     body = kept.noting(taken_over.noting(body_fn), offset=1)
     if isinstance(iterable, TracedRange):
         with _held(placeholders, (body_fn,), where, "`for` loop"):
-            results = _range_loop(iterable, body, values, *options, user_nones=user_nones)
+            results = _range_loop(iterable, body, values, *options, user_nones=user_nones,
+                                  adjoint=adjoint)
         return kept.write_back(taken_over.refuse_writes(results))
     if isinstance(iterable, Tracer) and all(_loopable(value) for value in values):
         if iterable.ndim == 0:
@@ -176,7 +178,7 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
         with _held(placeholders, (body_fn,), where, "`for` loop"):
             results = _range_loop(
                 TracedRange(0, rows, 1), lambda i, *state: body(_item(iterable, i), *state),
-                values, *options, over=iterable, user_nones=user_nones)
+                values, *options, over=iterable, user_nones=user_nones, adjoint=adjoint)
         return kept.write_back(taken_over.refuse_writes(results))
     first, saved = values, _save_loop_start(values, placeholders)
     for item in iterable:
@@ -231,7 +233,7 @@ def _loopable(value) -> bool:
 
 
 def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, where,
-                placeholders, stop_index, over=None, anchor=None, user_nones=()):
+                placeholders, stop_index, over=None, anchor=None, user_nones=(), adjoint=False):
     # The loop's own target is rebound from the counter each iteration: it is carried only when
     # read after the loop, which leaves it at the last item (or, after no iteration, at its
     # value before the loop, as in Python).
@@ -254,7 +256,7 @@ def _range_loop(bounds: TracedRange, body_fn, values, names, targets, live, wher
                           ("<counter>", *names), live, where, "for loop", placeholders,
                           {target: "0" if over is None else "np.zeros_like(...), shaped like "
                            "one item" for target in targets}, user_nones,
-                          may_run_none=not _runs_some(bounds))
+                          may_run_none=not _runs_some(bounds), adjoint=adjoint)
     return results[1:]
 
 
@@ -268,7 +270,7 @@ def _runs_some(bounds: TracedRange) -> bool:
 
 
 def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
-                placeholders=(), targets=None, user_nones=(), may_run_none=True):
+                placeholders=(), targets=None, user_nones=(), may_run_none=True, adjoint=False):
     """Record the loop as a `while` op carrying the variables assigned before it. `targets`
     maps a for loop's own variables to an example of a value to give them before it;
     `may_run_none`: whether it may run no iteration (control_weak.loop_start)."""
@@ -363,7 +365,7 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
                 flags.update(found)
                 raise _Retry()
             _check_loop_values(where, statement, carried_names, numbers, before, after,
-                               promote, placeholders, user_nones, may_run_none)
+                               promote, placeholders, user_nones, may_run_none, adjoint)
 
         restore(before_loop)
         try:
@@ -434,12 +436,13 @@ def _left_dead(placeholders, variable: str, result, live) -> bool:
 
 
 def _check_loop_values(where, statement, names, numbers, before, after, promote,
-                       placeholders, user_nones=(), may_run_none=True) -> None:
+                       placeholders, user_nones=(), may_run_none=True, adjoint=False) -> None:
     """Raise where a loop value changes in one iteration; `_Retry` with `promote` (position ->
     its new start) where a Python number becomes another dtype. `numbers`: for each loop
     value, the Python number it starts as (or None), and whether it is still weak, carried in
     Python's dtype: it then takes the dtype NumPy gives the number meeting the new one
-    (float32 for a float32 scalar), else the wider of the two."""
+    (float32 for a float32 scalar), else the wider of the two. In an `adjoint` loop a value
+    the body widens to another inexact dtype of the same shape starts in it (`_widened`)."""
     for index, variable in enumerate(names):
         old, new = before[index], after[index]
         refuse_halves(where, variable, old, new)
@@ -467,6 +470,9 @@ def _check_loop_values(where, statement, names, numbers, before, after, promote,
                     continue
             if same_type(old_aval, new_aval):
                 continue
+            if adjoint and start is None and _widens(old_aval, new_aval):
+                promote[index] = _widened(old, new)
+                break
             if start is not None and old_aval.shape == new_aval.shape:
                 joined = np.result_type(new_aval.dtype, start if weak else old_aval.dtype)
                 promote[index] = loop_start(start, joined, where, variable, statement,
@@ -479,3 +485,29 @@ def _check_loop_values(where, statement, names, numbers, before, after, promote,
                                 f"count)")
     if promote:
         raise _Retry()
+
+
+def _widens(old, new) -> bool:
+    """Whether one iteration turns a loop value of aval `old` into the wider inexact `new`."""
+    return old.shape == new.shape and _wider(old.dtype, new.dtype)
+
+
+def _wider(old, new) -> bool:
+    return (np.dtype(old).kind in "fc" and np.dtype(new).kind in "fc" and old != new
+            and np.result_type(old, new) == new)
+
+
+def _widened(old, new):
+    """`old` with each array the body widens (`_widens`) in the body's dtype. In an adjoint
+    sweep's loop an accumulator starts as its primal's dtype (`bx = zeros_like(x)`, float32)
+    and takes the wider dtype of the values it sums (float64, where the primal loop computes
+    in float64); run as written it holds that dtype from the first iteration on. The cast is
+    exact, so each iteration sums what it does run as written, and the derivative's result
+    takes its primal's dtype again (`match`)."""
+    wider = iter([_aval(leaf).dtype for _, leaf in leaves_with_paths(new)])
+
+    def cast(leaf):
+        dtype = next(wider)
+        castable = isinstance(leaf, (Tracer, np.ndarray, np.generic))
+        return leaf.astype(dtype) if castable and _wider(_aval(leaf).dtype, dtype) else leaf
+    return map_arrays(old, cast)

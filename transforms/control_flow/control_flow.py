@@ -52,6 +52,7 @@ import builtins
 import collections
 import copy
 import linecache
+import re
 
 import gast
 
@@ -447,6 +448,7 @@ class ControlFlowConverter:
     def for_statement(self, node: gast.For, after: set) -> list:
         inside = name_counts([node])
         header = f"for {to_source(node.target).strip()} in {to_source(node.iter).strip()}:"
+        adjoint = self.generated_code and _over_trip_count(node.iter)
         head = self.live_after.get(id(node.body[-1]))
         writes = unfollowed_writes(self, node)
         node.body = self.block(node.body, self._loop_after(node, after))
@@ -469,13 +471,13 @@ class ControlFlowConverter:
         body_name, body_def = self._function("loop_body", [item] + variables,
                                              [bind] + local + node.body, variables, node)
         iterable = checked_test(self._range(node.iter), writes, variables)
-        keywords = "targets=target_names, " + ("stop=stop_name, " if stop else "")
+        keywords = "targets=target_names, " + ("stop=stop_name, " if stop else "") + (
+            "adjoint=True, " if adjoint else "")
         stop_name = {"stop_name": gast.Constant(value=stop, kind=None)} if stop else {}
         return [body_def] + self._helper_call(
             node, "for_stmt", header, "iterable, loop_body", variables,
             self._live(variables, after, inside, targets), keywords, iterable=iterable,
             loop_body=body_name, target_names=_names_tuple(targets), **stop_name)
-
 
     def _range(self, iterable):
         """`range(...)` -> `range_(...)`, which is a graph loop's range when a bound is traced."""
@@ -546,6 +548,14 @@ def _fill_locations(node, parent=None) -> None:
         parent = node
     for child in gast.iter_child_nodes(node):
         _fill_locations(child, parent)
+
+
+def _over_trip_count(iterable) -> bool:
+    """Whether a loop of generated code runs over `range(_n1)`, a trip count the primal sweep
+    counted: the adjoint sweep's loop over the iterations of a loop."""
+    return (isinstance(iterable, gast.Call) and getattr(iterable.func, "id", None) == "range"
+            and len(iterable.args) == 1 and bool(re.fullmatch(r"_n\d+", to_source(
+                iterable.args[0]).strip())))
 
 
 def _trailing_stop(loop):
