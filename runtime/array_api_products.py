@@ -195,6 +195,18 @@ class Linalg:
                 norm = xp.expand_dims(norm, axis=kept)
         return norm
 
+    def cond(self, x, p=None):
+        """The ratio of the largest singular value to the smallest (of the smallest to the
+        largest for p=-2), as NumPy computes p=None and 2; another p has no equivalent."""
+        if p not in (None, 2, -2):
+            raise self.names.unsupported(
+                f"numpy.linalg.cond of p={p!r} has no equivalent in the array API's linalg "
+                f"extension of {self.names.xp.__name__}")
+        (x,) = self.names._promoted([x], float_only=True)
+        values = self._function("svdvals")(x)
+        largest, smallest = values[..., 0], values[..., -1]
+        return smallest / largest if p == -2 else largest / smallest
+
     def eigh(self, a, UPLO="L"):
         return self._function("eigh")(self._lower_triangle_holds(a, UPLO))
 

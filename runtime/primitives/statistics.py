@@ -147,9 +147,13 @@ def along_axis_shape(ndim: int, weights, axis) -> tuple:
 # runs (NumPy raises ZeroDivisionError there, where the division would give inf or NaN). An op
 # with a result, which the division reads, as `index_range` is.
 def _nonzero_weights(total, message):
-    if bool((total == 0).any()):
+    namespace = getattr(total, "__array_namespace__", None)  # (an array-API array's has
+    xp = namespace() if namespace is not None else None       # no .any() nor .copy())
+    if bool((total == 0).any() if xp is None else xp.any(total == 0)):
         raise ZeroDivisionError(message)
-    return total[()] if np.ndim(total) == 0 else total.copy()
+    if total.ndim == 0:
+        return total[()]
+    return total.copy() if xp is None else xp.asarray(total, copy=True)
 
 
 def nonzero_weights(total, message=None):
