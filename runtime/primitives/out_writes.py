@@ -9,6 +9,7 @@ import inspect
 import numpy as np
 
 from .index import get_item, indexes_a_view, is_integer_index
+from ..user_frames import code_site
 
 
 # Where a ufunc's methods take out among their positional arguments (outer and at take none).
@@ -47,16 +48,40 @@ def out_position(function) -> int | None:
     return None
 
 
-def checked_out(value, out, function_name: str, casting: str = "same_kind"):
-    """`value`, the result of NumPy's `function_name` called with an `out` argument, checked
-    before generated code writes it into `out` (`out[...] = checked_out(value, out, ...)`,
-    transforms/front/out_arguments.py): NumPy's error where its dtype does not cast to out's by the
-    rule out= follows (the call's `casting`, "same_kind" by default: no float into an integer
-    array)."""
+# NumPy functions whose out= follows a rule of its own, not a ufunc's same_kind cast of the
+# result: take and compress cast out to the array's dtype and back, which must be safe; dot
+# writes into an out of the result's dtype alone.
+_OUT_CAST_BACK = frozenset({"take", "compress"})
+_OUT_EXACT = frozenset({"dot"})
+
+
+def checked_out(value, out, function_name: str, filename: str | None = "<unknown>",
+                line: int | None = None, casting: str = "same_kind"):
+    """`value`, the result of NumPy's `function_name` called with an `out` argument on the
+    user's `line` of `filename`, checked before generated code writes it into `out`
+    (`out[...] = checked_out(value, out, ...)`, transforms/front/out_arguments.py): NumPy's
+    error, naming that line, where out's dtype is not one NumPy's out= takes for it (the call's
+    `casting`, "same_kind" by default: no float into an integer array; for take and compress,
+    an out whose dtype casts safely to the result's; for dot, the result's dtype alone).
+    A `filename` of None: the line of the code outside autotrace and NumPy that called it."""
+    if filename is None:
+        filename, line = code_site() or ("<unknown>", None)
     value_dtype = value.dtype if hasattr(value, "dtype") else np.result_type(value)
-    if not np.can_cast(value_dtype, out.dtype, casting=casting):
+    out_dtype = np.dtype(out.dtype)
+    where = "" if line is None else f'\n  File "{filename}", line {line}'
+    if function_name in _OUT_CAST_BACK:
+        if not np.can_cast(out_dtype, value_dtype, casting="safe"):
+            raise TypeError(f"Cannot cast array data from {out_dtype!r} to {value_dtype!r} "
+                            f"according to the rule 'safe' (numpy.{function_name} with out=: "
+                            f"give out the dtype {value_dtype}){where}")
+    elif function_name in _OUT_EXACT:
+        if out_dtype != value_dtype:
+            raise ValueError(f"output array is not acceptable (must have the right datatype, "
+                             f"number of dimensions, and be a C-Array): numpy.{function_name} "
+                             f"with out= needs an out of dtype {value_dtype}{where}")
+    elif not np.can_cast(value_dtype, out_dtype, casting=casting):
         raise TypeError(f"Cannot cast ufunc {function_name!r} output from {value_dtype!r} to "
-                        f"{out.dtype!r} with casting rule {casting!r}")
+                        f"{out_dtype!r} with casting rule {casting!r}{where}")
     return value
 
 
@@ -83,4 +108,4 @@ def checked_out_item(value, base, index, function_name: str, filename: str = "<u
             f"y[index] is a copy, which out= fills and NumPy drops, leaving y as it was; "
             f"autotrace refuses it: leave out= out, or write y[index] = "
             f"numpy.{function_name}(...) to change y")
-    return checked_out(value, get_item(base, index), function_name, casting)
+    return checked_out(value, get_item(base, index), function_name, filename, line, casting)

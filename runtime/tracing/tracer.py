@@ -60,7 +60,7 @@ from ..primitives.memory import object_held_arrays
 from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype
 from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, holds_traced, set_item, setitem, stacked)
-from ..primitives.out_writes import take_out
+from ..primitives.out_writes import checked_out, take_out
 from ..scopes import current as current_scope
 from ..state import capturing, read_cells
 from ..unknown_sizes import UnknownSize, asked_by_user, shown_shape, with_unknown_sizes
@@ -72,7 +72,7 @@ from .math_functions import traced_round
 from .tracer_sizes import sizes_as_values
 from .tracer_text import tracer_format, tracer_text
 from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
-                          rebinds_in_place, stands_for)
+                          rebinds_in_place, shape_assigned, stands_for)
 from .weak_scalars import holds_either, operator_method, weak_power, weak_ufunc
 from .tracer_eithers import EitherOutputs, assigned, on_each_path_call, refuse_written_either
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
@@ -275,7 +275,7 @@ class Tracer:
     aval = property(lambda self: self._var.aval)  # writes keep shape and dtype
     # The traced value this one is a view of (runtime/tracing/views.py), or None: `x.T`'s is `x`.
     _view_base = property(lambda self: self._link.base if self._link is not None else None)
-    shape = property(shown_shape)  # an UnknownSize for a size known only when the graph runs
+    shape = property(shown_shape, shape_assigned)  # an UnknownSize: a size known when it runs
     dtype = property(lambda self: self.aval.dtype)
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
@@ -339,7 +339,7 @@ class Tracer:
         out, args, kwargs = take_out(func, args, kwargs)
         result = binding(*args, **kwargs)
         if out is not None:  # np.clip(a, lo, hi, out): the result written into out
-            return _write_out(f"np.{func.__name__}(..., out={{}})", out, result)
+            return _write_out(f"np.{func.__name__}(..., out={{}})", out, result, func.__name__)
         function_view(func, result, args, kwargs)
         return result
 
@@ -454,13 +454,13 @@ def _add_at(target, index, value) -> None:
     write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
 
 
-def _write_out(operation: str, out, result):
-    """`result` written into `out` (a traced array, or a tuple of one), which is returned."""
+def _write_out(operation: str, out, result, name: str):
+    """`result` of NumPy's `name` written into `out` (a traced array or a tuple of one): out."""
     target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
     if not isinstance(target, Tracer):
         raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
-    refuse_change_of_argument(target, operation)
-    _write(target, result, operation, "output array is read-only")
+    refuse_change_of_argument(target, operation)  # (then NumPy's check of out's dtype)
+    _write(target, checked_out(result, target, name, None), operation, "output array is read-only")
     return target
 
 

@@ -123,6 +123,16 @@ class TracerAttributeError(AttributeError, TracingError):
     a handler of AttributeError in the traced function does not catch this one."""
 
 
+def shape_assigned(tracer, shape) -> None:
+    """`t.shape = (2, 3)` on a traced array: refused (NumPy reshapes in place, which would
+    change every name that holds the array), saying to write the reshape as a value."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    raise TracerAttributeError(
+        f"autotrace cannot trace an assignment to .shape of a traced array (a.shape = "
+        f"{shape}): it reshapes the array in place. Write the reshape as a new value instead: "
+        f"a = a.reshape{shape if len(shape) != 1 else '(' + repr(shape[0]) + ')'}")
+
+
 # An autotrace.Variable's methods that change it, which a slice of one (an array) lacks.
 _VARIABLE_METHODS = frozenset({"assign", "assign_add", "assign_sub"})
 

@@ -20,6 +20,14 @@ class RefusalMessages:
                           if self.reach({memory}) & shared), None)
         read = self.read_line(other, node)
         line = self.location.line_of
+        if name is None:  # into a value no variable names: `np.reshape(a, 6).sort()`
+            written = _text(target)
+            return (f"{what} changes {written} in place, and {other!r} shares its memory "
+                    f"({_shown(other_bound)}, line {line(other_bound)}), read after it on line "
+                    f"{read}: the write changes {other!r} too, which autotrace does not follow. "
+                    f"Compute the new value and write it into {other!r} itself ({other}[...] "
+                    f"= ...), or, if {other!r} should keep its old values, work on a copy "
+                    f"({written}.copy())")
         # `items[0][1] = v` writes into the array items[0], not into the list: a copy of the
         # list would hold the same array
         into_item = isinstance(target, gast.Subscript) and isinstance(

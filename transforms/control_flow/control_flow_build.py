@@ -23,6 +23,7 @@ from ..derivative_record import derivative_record, source_of
 from ..codegen.naming import Namer, names_in
 from ..front.parsing import namespace_of, parse_function, resolve
 from ..front.out_arguments import rewrite_out_arguments
+from ..front.class_method_calls import rewrite_class_method_calls
 from ..codegen.templates import name
 from ..codegen.nodes import to_ast, walk
 
@@ -63,6 +64,7 @@ def convert(function, helpers: dict):
     if tree is None or not _has_control_flow(tree):
         return original
     code = original.__code__
+    rewrite_class_method_calls(tree, namespace_of(original))  # np.ndarray.sort(a): a.sort()
     # np.sin(x, out=y) as y[...] = np.sin(x): a write that converted code makes traced where y
     # is an array made here (set_item), as it does y[i] = v.
     rewrite_out_arguments(tree, namespace_of(original), helper,

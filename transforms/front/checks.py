@@ -85,7 +85,7 @@ def check_supported(function: gast.FunctionDef, location: Location, namespace: d
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for target in targets:
-                _check_target(target, location)
+                _check_target(target, location, node.value)
         if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                 and node.func.attr in ("sort", "fill", "update", "clear", "remove",
                                        "setdefault")
@@ -117,11 +117,19 @@ def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> N
                          _text(callee))
 
 
-def _check_target(target, location):
+def _check_target(target, location, value=None):
     if isinstance(target, (gast.Tuple, gast.List)):
         for element in target.elts:
             _check_target(element, location)
         return
+    if isinstance(target, gast.Attribute) and target.attr == "shape" and value is not None:
+        shape = _text(value)
+        shape = shape[1:-1] if shape.startswith("(") and shape.endswith(")") else shape
+        array = _text(target.value)
+        raise location.error(target, f"autotrace cannot differentiate {array}.shape = ...: it "
+                             f"reshapes {array} in place; write the reshape as a new value "
+                             f"instead: {array} = {array}.reshape({shape})",
+                             "assignment to .shape")
     if isinstance(target, gast.Attribute):
         raise location.error(target, "autotrace cannot differentiate assignment to an "
                              f"attribute ({_text(target)} = ...): it changes an object the "

@@ -72,6 +72,7 @@ from .parsing import parse_function, resolve
 from .partials import check_partials, partial_caller
 from .python_versions import check_in_place_operators, replace_copy_calls
 from .in_place_dunders import rewrite_in_place_dunders
+from .class_method_calls import rewrite_class_method_calls
 from .segments import bind_checkpointed_calls, segment_loops
 from ..session import Session
 from ..analysis.state_aliases import method_may_write, refuse_stale_aliases
@@ -288,6 +289,7 @@ def parse(unit: Unit) -> None:
 
 
 def in_place_dunders(unit: Unit) -> None:
+    rewrite_class_method_calls(unit.function, unit.parsed.namespace)  # np.ndarray.sort(a)
     rewrite_in_place_dunders(unit.function, unit.location)  # a.__iadd__(x): a += x
     replace_copy_calls(unit.function, unit.parsed.namespace)  # copy.copy(x): copied(x)
 

@@ -8,8 +8,10 @@ the variable as unchanged would be wrong, so each is refused, saying what to wri
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from ..analysis.argument_writes import IN_PLACE_METHODS, SPECIAL_WRITES
+from ..analysis.call_results import VIEW_FUNCTIONS
 from ..codegen.codegen import to_source
 from ..errors import Location
 from .parsing import MISSING, resolve
@@ -78,19 +80,49 @@ def _check_method_call(call, location: Location, namespace: dict, variables: set
         f"{k.arg}={_text(k.value)}" if k.arg else f"**{_text(k.value)}" for k in call.keywords]
     instead = "compute a new value instead: " + template.format(
         held, *given, all="".join(f", {text}" for text in every))
-    if held != owner and not (template.startswith("{0} = ") and isinstance(
+    view = _view_of_variable(func.value, owner)
+    if view:  # `a.reshape(2, 3).sort()`: the new value, reshaped back into a
+        instead = f"write its new value into {owner!r} itself instead ({owner}[...] = ...)"
+        # (in the order of a's items alone: not transposed, nor `order=` given)
+        in_order = func.value.func.attr in _IN_ORDER_VIEWS and not func.value.keywords and not (
+            func.value.func.attr == "ravel" and func.value.args)
+        if template.startswith("{0} = ") and func.attr != "resize" and in_order:
+            value = template.format(held, *given, all="".join(f", {t}" for t in every))
+            value = value.split(" = ", 1)[1].split(" for an array")[0]
+            instead = (f"write its new value into {owner!r} itself instead: "
+                       f"{owner}[...] = {value}.reshape({owner}.shape)")
+    elif held != owner and not (template.startswith("{0} = ") and isinstance(
             func.value, gast.Subscript) and isinstance(func.value.value, gast.Name)):
         # (autotrace assigns into `name[index]` alone: not `A.T[0] = v`, nor `a[1:][i] = v`)
         instead = f"write its new value into {owner!r} itself instead ({owner}[...] = ...)"
     what = f".{func.attr}()" if held == owner else f"{held}.{func.attr}()"
+    shared = f" (through {held}, a view of its memory)" if view else ""
     raise location.error(call, f"autotrace cannot differentiate {what}, which changes "
-                         f"{owner!r} in place; {instead}", f".{func.attr}")
+                         f"{owner!r} in place{shared}; {instead}", f".{func.attr}")
+
+
+# View methods whose view has the array's items in their order (a new value of the view,
+# reshaped, is one of the array): the advice writes it back so.
+_IN_ORDER_VIEWS = frozenset({"reshape", "ravel", "view", "squeeze"})
+
+
+def _is_view_call(node) -> bool:
+    """Whether `node` calls an array method whose result may be a view (`a.reshape(2, 3)`)."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        node.func.attr in VIEW_FUNCTIONS and hasattr(np.ndarray, node.func.attr)
+
+
+def _view_of_variable(node, owner: str) -> bool:
+    """Whether `node` calls a view method on the variable `owner` itself (`a.reshape(2, 3)`)."""
+    return _is_view_call(node) and isinstance(node.func.value, gast.Name) and \
+        node.func.value.id == owner
 
 
 def _written_variable(node) -> str | None:
-    """The variable that `node` (`a`, `a[2:4]`, `A.T[0]`) names or a part of, else None."""
-    while isinstance(node, (gast.Subscript, gast.Attribute)):
-        node = node.value
+    """The variable that `node` (`a`, `a[2:4]`, `A.T[0]`, `a.reshape(2, 3)`) names or a part
+    of, else None."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)) or _is_view_call(node):
+        node = node.func.value if isinstance(node, gast.Call) else node.value
     return node.id if isinstance(node, gast.Name) else None
 
 

@@ -152,7 +152,8 @@ def _rewrite(statement, namespace, helper, place, containers: set) -> list:
         out = item
     else:
         checked = gast.Call(func=_load(helper("checked_out")),
-                            args=[found[1], _load(target), label], keywords=casting)
+                            args=[found[1], _load(target), label] + [
+            gast.Constant(value=part, kind=None) for part in place(statement)], keywords=casting)
         written = gast.Subscript(value=_load(target), slice=gast.Constant(
             value=Ellipsis, kind=None), ctx=gast.Store())
         out = _load(target)

@@ -307,7 +307,8 @@ def _in_place_result(y, result, target):
 
 
 @identity(checked_out)
-def _checked_out(y, value, out, function_name, casting="same_kind"):
+def _checked_out(y, value, out, function_name, filename="<unknown>", line=None,
+                 casting="same_kind"):
     d[value] = d[y]
 
 
