@@ -3,6 +3,7 @@ raised it, and, where a trace with sizes left unknown (None in a Spec) needed on
 user's code or autotrace's own asked for it and what to do."""
 from __future__ import annotations
 
+import ast
 import linecache
 import os
 import traceback
@@ -133,7 +134,7 @@ def explain_trace_error(error: Exception, args, kwargs) -> None:
     op_rule = isinstance(error, (ValueError, IndexError)) and raised_by_an_op(error)
     written = _traced_item_written(error)
     if written:
-        message += _TRACED_ITEM_WRITTEN
+        message += _closure_array_written(error) or _TRACED_ITEM_WRITTEN
     if isinstance(error, _LOCATED_ERRORS) or unknown_size or op_rule or written:
         frame = getattr(error, "place", None) or _user_frame(error)  # (where it is known)
         if frame is not None:
@@ -157,6 +158,42 @@ def _traced_item_written(error: BaseException) -> bool:
     return isinstance(error, ValueError) and \
         isinstance(error.__cause__, TracerConversionError) and \
         "setting an array element with a sequence" in str(error)
+
+
+def _closure_array_written(error: BaseException) -> str | None:
+    """What to add to NumPy's "setting an array element with a sequence" where the user's
+    line writes into an item of an array of an enclosing function (`buf[i] = v` in a nested
+    function, with `buf = np.zeros(3)` made around it), else None."""
+    frame = None
+    for tb in _tracebacks(error):
+        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_LIBRARY_DIRS):
+            frame = tb.tb_frame
+    if frame is None:
+        return None
+    try:
+        statement = ast.parse(linecache.getline(frame.f_code.co_filename,
+                                                frame.f_lineno).strip()).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+    base = targets[0]
+    while isinstance(base, ast.Subscript):
+        base = base.value
+    if not isinstance(base, ast.Name) or base.id not in frame.f_code.co_freevars:
+        return None
+    name, function = base.id, frame.f_code.co_name
+    return (f" (a traced value is written into {name!r}, a NumPy array of the function around "
+            f"{function}, made there by NumPy and not from a traced value, which NumPy cannot "
+            f"hold a traced value in. Make it from a traced value so it is traced too, where it "
+            f"is made: {name} = np.zeros_like(x, shape=...) for {name} = np.zeros(...), x a "
+            f"traced array; or return the value from {function} and write it there)")
+
+
+def _tracebacks(error: BaseException):
+    tb = error.__traceback__
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
 
 
 def explain_run_error(error: BaseException, batched: bool = False) -> None:

@@ -140,3 +140,77 @@ def test_take_into_an_out_numpy_does_not_cast_is_refused(f):
             f"{message} (numpy.take with out=: give out the dtype float32)\n"
             f'  File "{HERE}", line {line}')
     assert autotrace.function(f)(X) == pytest.approx(f(X))  # float64 into float64
+
+
+# ---- a nested function writing into an array of the function around it -------------------------
+
+def put_by_a_nested_function(x):
+    buf = np.zeros(3)
+
+    def put(i, v):
+        buf[i] = v
+    put(0, x[0])
+    return buf * 2.0
+
+
+def put_into_a_traced_buffer(x):
+    buf = np.zeros_like(x, shape=(3,))
+
+    def put(i, v):
+        buf[i] = v
+    put(0, x[0])
+    return buf * 2.0
+
+
+def test_a_nested_write_into_an_array_made_by_numpy_says_to_make_it_traced():
+    line = line_of(put_by_a_nested_function, "buf[i] = v")
+    with pytest.raises(ValueError) as raised:
+        autotrace.function(put_by_a_nested_function)(X)
+    assert str(raised.value) == (
+        "setting an array element with a sequence. (a traced value is written into 'buf', a "
+        "NumPy array of the function around put, made there by NumPy and not from a traced "
+        "value, which NumPy cannot hold a traced value in. Make it from a traced value so it is "
+        "traced too, where it is made: buf = np.zeros_like(x, shape=...) for buf = "
+        "np.zeros(...), x a traced array; or return the value from put and write it there)\n"
+        f'  File "{HERE}", line {line}, in put\n    buf[i] = v')
+    np.testing.assert_allclose(autotrace.function(put_into_a_traced_buffer)(X),
+                               put_by_a_nested_function(X))
+
+
+# ---- a ufunc with where= ------------------------------------------------------------------------
+
+def logs_where_selected(x):
+    o = np.zeros(6)
+    m = x > 0.25
+    np.log(x, out=o, where=m)
+    return np.sum(o * np.arange(6.0))
+
+
+def logs_as_advised(x):
+    o = np.zeros(6)
+    m = x > 0.25
+    o[...] = np.where(m, np.log(np.where(m, x, 1)), o)
+    return np.sum(o * np.arange(6.0))
+
+
+def test_a_ufunc_with_where_is_refused_with_what_to_write():
+    line = line_of(logs_where_selected, "where=m")
+    advice = ("np.where(m, np.log(np.where(m, x, 1)), {0}) instead, which keeps {0} where m is "
+              "False, as out= and where= do, and whose gradient, 0 there, has no NaN from the "
+              "elements left out (np.where(m, x, 1) gives them a safe value)")
+    with pytest.raises(TransformError) as raised:
+        autotrace.grad(logs_where_selected)(X)
+    assert str(raised.value) == (
+        f'File "{HERE}", line {line}: autotrace cannot differentiate numpy.log with where=: '
+        "write o[...] = " + advice.format("o"))
+    with pytest.raises(NotImplementedError) as raised:
+        autotrace.function(logs_where_selected)(X)
+    assert str(raised.value) == (
+        "autotrace cannot trace numpy.log with where=: write out[...] = " + advice.format("out")
+        + f'\n  File "{HERE}", line {line}, in logs_where_selected\n'
+        "    np.log(x, out=o, where=m)")
+    # The advice computes NumPy's value, and a gradient with no NaN where m is False.
+    assert logs_as_advised(X) == pytest.approx(logs_where_selected(X))
+    expected = np.where(X > 0.25, np.arange(6.0) / X, 0.0)
+    for transform in (autotrace.grad, lambda f: autotrace.function(autotrace.grad(f))):
+        np.testing.assert_allclose(transform(logs_as_advised)(X), expected)

@@ -4,7 +4,9 @@ from __future__ import annotations
 import builtins
 
 import gast
+import numpy as np
 
+from ...runtime.primitives.elementwise import masked_ufunc_advice
 from ..errors import Location
 from .parsing import resolve
 from ..reverse.name_scopes import check_with
@@ -105,6 +107,8 @@ def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> N
     if isinstance(callee, gast.Name) and callee.id in rebound:
         return  # a variable of the function's own of that name
     function = resolve(callee, namespace)
+    if isinstance(function, np.ufunc):
+        _check_masked_ufunc(call, function, location)
     if function is builtins.vars and (call.args or call.keywords):
         return  # vars(obj): its attributes, which the gradient follows or refuses
     try:
@@ -115,6 +119,23 @@ def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> N
         return
     raise location.error(call, f"autotrace cannot differentiate a call of {reason}",
                          _text(callee))
+
+
+def _check_masked_ufunc(call, ufunc, location: Location) -> None:
+    """Refuse `np.log(x, out=o, where=m)`, saying what to write instead (where=True, every
+    element, is no mask)."""
+    mask = next((k.value for k in call.keywords if k.arg == "where"), None)
+    if mask is None or isinstance(mask, gast.Constant) and mask.value is True:
+        return
+    out = next((k.value for k in call.keywords if k.arg == "out"), None)
+    if out is None and len(call.args) > ufunc.nin:
+        out = call.args[ufunc.nin]
+    out = _text(out.elts[0] if isinstance(out, gast.Tuple) and len(out.elts) == 1 else out) \
+        if out is not None else "out"
+    texts = [_text(argument) for argument in call.args[:ufunc.nin]]
+    raise location.error(call, masked_ufunc_advice(
+        ufunc.__name__, ufunc.nin, texts if len(texts) == ufunc.nin else None, _text(mask), out,
+        "differentiate"), "where=")
 
 
 def _check_target(target, location, value=None):

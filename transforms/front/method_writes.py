@@ -83,9 +83,9 @@ def _check_method_call(call, location: Location, namespace: dict, variables: set
     view = _view_of_variable(func.value, owner)
     if view:  # `a.reshape(2, 3).sort()`: the new value, reshaped back into a
         instead = f"write its new value into {owner!r} itself instead ({owner}[...] = ...)"
-        # (in the order of a's items alone: not transposed, nor `order=` given)
+        # (in the order of a's items alone: not transposed, nor `order=` or a dtype given)
         in_order = func.value.func.attr in _IN_ORDER_VIEWS and not func.value.keywords and not (
-            func.value.func.attr == "ravel" and func.value.args)
+            func.value.func.attr in ("ravel", "view") and func.value.args)
         if template.startswith("{0} = ") and func.attr != "resize" and in_order:
             value = template.format(held, *given, all="".join(f", {t}" for t in every))
             value = value.split(" = ", 1)[1].split(" for an array")[0]
