@@ -9,8 +9,19 @@ import numpy as np
 from ..devices import array_module
 from ..primitives.nan_order_statistics import nan_kept_ndim, nan_points
 from ..primitives.order_statistics import quantile_picks, reduced_axes, running
+from ..primitives.registry import is_traced
 from ..primitives.statistics import along_axis_shape
 from .dtypes import as_weights, real_dtype
+
+
+def _beside(a, constant):
+    """A NumPy constant of a rule (positions, weights) where `a` lies: on CuPy's device for a
+    CuPy array, in another array-API library's namespace; as it is beside NumPy's and traced
+    arrays (a traced graph holds it as a constant, placed when the graph is compiled)."""
+    if is_traced(a):
+        return constant
+    xp = array_module(a)
+    return constant if xp is np else xp.asarray(constant)
 
 
 def not_nan_count(a, axis=None, keepdims=False):
@@ -37,7 +48,7 @@ def order_position(a, q, axis=None, method="linear", name="quantile", upper=Fals
     """Where the lower (upper: the upper) of the one or two sorted elements an order statistic
     interpolates lies, along the merged axis (runtime/primitives/order_statistics.py)."""
     points = quantile_picks(a, q, axis, method, name)
-    return points.following if upper else points.previous
+    return _beside(a, points.following if upper else points.previous)
 
 
 def _column(a, values, axis):
@@ -52,8 +63,8 @@ def order_weight(a, q, axis=None, method="linear", name="quantile"):
     dtype of `a`."""
     points = quantile_picks(a, q, axis, method, name)
     if name != "median" and method not in ("linear", "midpoint"):  # (one element, taken)
-        return _column(a, np.zeros(points.shape, real_dtype(a)), axis)
-    return _column(a, points.gamma(real_dtype(a)), axis)
+        return _beside(a, _column(a, np.zeros(points.shape, real_dtype(a)), axis))
+    return _beside(a, _column(a, points.gamma(real_dtype(a)), axis))
 
 
 def quantile_slope(a, q, axis=None, method="linear", name="quantile"):
@@ -65,7 +76,7 @@ def quantile_slope(a, q, axis=None, method="linear", name="quantile"):
                         dtype=np.int64))
     rate = (count - 1) / (100 if name == "percentile" else 1) if method == "linear" else 0
     slopes = np.where(points.previous == points.following, 0, rate).astype(real_dtype(a))
-    return _column(a, slopes, axis)
+    return _beside(a, _column(a, slopes, axis))
 
 
 def held(q):

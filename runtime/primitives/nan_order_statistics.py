@@ -19,6 +19,7 @@ import numpy as np
 
 from .order_statistics import (_kept_shape, _merged_size, _point, check_method, merged,
                                q_dtype, q_values, reduced_axes)
+from ..devices import array_module
 from .registry import UntraceableError, in_trace_of, reject_arguments, static, traces
 
 
@@ -49,7 +50,10 @@ class NanPoints(NamedTuple):
 def _looked_up(table, count):
     """table[:, count]: each row's entry for each slice's count (a traced count reads a copy of
     the table in its graph)."""
-    return np.take(in_trace_of(table, count), count, axis=1)
+    table = in_trace_of(table, count)
+    if isinstance(table, np.ndarray) and not isinstance(count, (np.ndarray, np.generic)):
+        table = array_module(count).asarray(table)  # (a CuPy count: the table on its device)
+    return np.take(table, count, axis=1)
 
 
 def _counted(a, axis, name: str):
