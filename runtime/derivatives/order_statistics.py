@@ -33,8 +33,9 @@ def not_nan_count(a, axis=None, keepdims=False):
 
 
 def average_weight_shape(a, weights, axis=None) -> tuple:
-    """The shape np.average gives its `weights` beside `a` (1-d ones set along `axis`)."""
-    return along_axis_shape(np.ndim(a), weights, None if axis is None else axis % np.ndim(a))
+    """The shape np.average gives its `weights` beside `a` (set along `axis` where their shape
+    is not its)."""
+    return along_axis_shape(np.shape(a), weights, axis)
 
 
 def picked_shape(a, q, axis=None, name="quantile") -> tuple:

@@ -416,6 +416,8 @@ def untake(g, a, indices, axis=None, mode="raise"):
     axis = 0 if axis is None else axis % len(shape)
     length = taken_from[axis]
     index = xp.ravel(indices if _is_traced(indices) else xp.asarray(indices))
+    if index.dtype == np.bool_:
+        index = index.astype(np.intp)  # (np.take reads booleans as 0 and 1, not as a mask)
     if mode == "clip":
         index = xp.clip(index, 0, length - 1)
     elif mode == "wrap":

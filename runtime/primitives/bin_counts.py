@@ -35,9 +35,11 @@ def bind_bincount(x, weights=None, minlength=0):
         bins = np.asarray(x)
         length = counts.shape[0]
     else:
-        if not np.issubdtype(x.dtype, np.integer):
-            raise TypeError("Cannot cast array data from dtype('float64') to dtype('int64') "
-                            "according to the rule 'safe'")
+        if not np.can_cast(x.dtype, np.intp, "safe"):
+            raise TypeError(f"Cannot cast array data from dtype('{np.dtype(x.dtype)}') to "
+                            f"dtype('{np.dtype(np.intp)}') according to the rule 'safe'")
+        if x.dtype == np.bool_:
+            x = np.astype(x, np.intp)  # (its bins, 0 and 1: an index, not a mask)
         if x.ndim != 1:
             raise ValueError("object too deep for desired array")
         if not minlength:

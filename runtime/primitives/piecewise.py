@@ -82,7 +82,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """np.interp: the piecewise linear function through the points (xp, fp), at x."""
     x, xp, fp, left, right = interp_points(x, xp, fp, left, right, period)
     j = segments(x, xp)
-    return pieces(x, xp, fp, left, right, at(xp, j), at(xp, j + 1), at(fp, j), at(fp, j + 1))
+    # One point is no segment: its ends are that point (its value is fp[0] at it).
+    following = j + 1 if np.shape(xp)[0] > 1 else j
+    return pieces(x, xp, fp, left, right, at(xp, j), at(xp, following), at(fp, j),
+                  at(fp, following))
 
 
 def at(values, index):
@@ -130,7 +133,12 @@ def pieces(x, xp, fp, left, right, lower, upper, below, above):
     if np.shape(xp)[0] == 1:
         inside = np.where(x == xp[0], fp[0], below)
     else:
-        slope = (above - below) / (upper - lower)
+        # A repeated first or last knot is a segment of zero width, chosen only for the x
+        # outside (whose value is left or right): its slope is 0, not inf or NaN, so that
+        # neither the value nor the gradient through the unselected branch sees 0 * inf.
+        width = upper - lower
+        flat = width == 0
+        slope = np.where(flat, 0.0, (above - below) / np.where(flat, 1.0, width))
         inside = np.where(x == xp[-1], fp[-1], slope * (x - lower) + below)
     return np.astype(np.where(x < xp[0], first, np.where(x > xp[-1], last, inside)),
                      fp.dtype, copy=False)
@@ -179,6 +187,12 @@ def piecewise(x, condlist, funclist, *args, **kw):
     values of x its condition selects."""
     x = x if hasattr(x, "dtype") else np.asarray(x)
     conditions = piecewise_conditions(x, condlist, len(funclist))
+    shape = np.shape(x)
+    if len(shape) == 0:
+        # A 0-d x is one value, which a condition selects or not: as NumPy's x[condition]
+        # gives it, 1-d, to the function, and as a traced mask can select it
+        x = np.reshape(x, (1,))
+        conditions = [np.reshape(condition, (1,)) for condition in conditions]
     y = np.zeros_like(x)
     for index in range(len(conditions)):
         condition = conditions[index]
@@ -189,4 +203,4 @@ def piecewise(x, condlist, funclist, *args, **kw):
             values = x[condition]
             if not selects_nothing(values):
                 y[condition] = function(values, *args, **kw)
-    return y
+    return np.reshape(y, shape)

@@ -129,18 +129,25 @@ def bind_ptp(a, axis=None, out=None, keepdims=np._NoValue):
     return np.max(a, axis=axis, keepdims=keepdims) - np.min(a, axis=axis, keepdims=keepdims)
 
 
-def along_axis_shape(ndim: int, weights, axis) -> tuple:
-    """The shape np.average gives 1-d `weights` of an array of `ndim` dimensions: set along
-    `axis`, 1 along the others; weights of the array's own shape keep theirs."""
-    if np.ndim(weights) == ndim:
-        return np.shape(weights)
+def along_axis_shape(shape: tuple, weights, axis) -> tuple:
+    """The shape np.average gives `weights` beside an array of `shape`: theirs where they have
+    its shape, else the array's sizes along `axis` (an int or a tuple of ints, which the
+    weights' shape must be) and 1 along the other axes, with NumPy's errors."""
+    if tuple(np.shape(weights)) == tuple(shape):
+        return tuple(shape)
     if axis is None:
         raise TypeError("Axis must be specified when shapes of a and weights differ.")
-    if np.ndim(weights) != 1:
-        raise TypeError("1D weights expected when shapes of a and weights differ.")
-    shape = [1] * ndim
-    shape[axis] = np.shape(weights)[0]
-    return tuple(shape)
+    ndim = len(shape)
+    axes = tuple(int(ax) % max(ndim, 1) for ax in (axis if isinstance(axis, tuple) else (axis,)))
+    if tuple(np.shape(weights)) != tuple(shape[ax] for ax in axes):
+        raise ValueError("Shape of weights must be consistent with shape of a along specified "
+                         "axis.")
+    if list(axes) != sorted(axes) and np.ndim(weights) > 1:
+        # (NumPy transposes such weights to the order of the axes; a reshape cannot)
+        raise NotImplementedError(
+            f"numpy.average with axis={axis} and weights of {np.ndim(weights)} dimensions: "
+            f"list the axes in increasing order, with the weights' axes in that order")
+    return tuple(size if index in axes else 1 for index, size in enumerate(shape))
 
 
 # `nonzero_weights`: the sums of np.average's weights, checked not to be zero when the graph
@@ -185,13 +192,7 @@ def bind_average(a, axis=None, weights=None, returned=False, *, keepdims=np._NoV
         weights = _as_array(weights)
         if np.shape(weights) != np.shape(a):
             axis = static(axis, "axis of numpy.average")
-            if isinstance(axis, int):
-                axis = axis % max(np.ndim(a), 1)
-            elif axis is not None:
-                raise TypeError("1D weights expected when shapes of a and weights differ.")
-            if np.ndim(weights) == 1 and np.shape(weights)[0] != np.shape(a)[axis]:
-                raise ValueError("Length of weights not compatible with specified axis.")
-            weights = np.reshape(weights, along_axis_shape(np.ndim(a), weights, axis))
+            weights = np.reshape(weights, along_axis_shape(np.shape(a), weights, axis))
         kinds = (a.dtype, weights.dtype) + (("f8",) if np.dtype(a.dtype).kind in "iub" else ())
         result_dtype = np.result_type(*kinds)
         weights = weights.astype(result_dtype)
