@@ -416,8 +416,9 @@ def untake(g, a, indices, axis=None, mode="raise"):
     axis = 0 if axis is None else axis % len(shape)
     length = taken_from[axis]
     index = xp.ravel(indices if _is_traced(indices) else xp.asarray(indices))
-    if index.dtype == np.bool_:
-        index = index.astype(np.intp)  # (np.take reads booleans as 0 and 1, not as a mask)
+    if numpy_dtype(index.dtype).kind == "b":  # (np.take reads booleans as 0 and 1, not as
+        index = index.astype(np.intp) if hasattr(index, "astype") else \
+            xp.astype(index, xp.int64)  # a mask; an array-API array has no astype method)
     if mode == "clip":
         index = xp.clip(index, 0, length - 1)
     elif mode == "wrap":

@@ -20,6 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..devices import array_module
+
 from ..user_frames import user_code_site
 from .registry import (UntraceableError, normalize_axis, reject_arguments, static, traces,
                        ufunc_methods)
@@ -44,8 +46,9 @@ def merged(a, axis):
     a = _as_array(a)
     axes = reduced_axes(np.ndim(a), axis)
     kept = tuple(i for i in range(np.ndim(a)) if i not in axes)
-    moved = np.transpose(a, axes + kept) if axes + kept != tuple(range(np.ndim(a))) else a
-    return np.reshape(moved, (-1,) + tuple(np.shape(a)[i] for i in kept))
+    xp = array_module(a)  # (NumPy's functions, or the namespace's of an array-API array)
+    moved = xp.transpose(a, axes + kept) if axes + kept != tuple(range(np.ndim(a))) else a
+    return xp.reshape(moved, (-1,) + tuple(np.shape(a)[i] for i in kept))
 
 
 def unmerged(g, a, axis):
@@ -53,11 +56,12 @@ def unmerged(g, a, axis):
     shape = np.shape(a)
     axes = reduced_axes(len(shape), axis)
     kept = tuple(i for i in range(len(shape)) if i not in axes)
-    moved = np.reshape(g, tuple(shape[i] for i in axes + kept))
+    xp = array_module(g)
+    moved = xp.reshape(g, tuple(shape[i] for i in axes + kept))
     order = axes + kept
     if order == tuple(range(len(shape))):
         return moved
-    return np.transpose(moved, tuple(int(i) for i in np.argsort(order)))
+    return xp.transpose(moved, tuple(int(i) for i in np.argsort(order)))
 
 
 class Points(NamedTuple):
