@@ -64,7 +64,7 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     statements = {id(n.value) for n in nodes if isinstance(n, gast.Expr)}
     _refuse_writes_outside(function, location, namespace)
-    check_method_writes(nodes, location, namespace, variables)
+    check_method_writes(nodes, location, namespace, variables, parameters)
     for node in nodes:
         if isinstance(node, gast.Call):
             _check_out_argument(node, location, namespace)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..analysis.argument_writes import IN_PLACE_METHODS, SPECIAL_WRITES
 from ..analysis.call_results import VIEW_FUNCTIONS
+from ..analysis.unvaried_writes import constant_part_written, varied_names
 from ..codegen.codegen import to_source
 from ..errors import Location
 from .parsing import MISSING, resolve
@@ -43,14 +44,24 @@ _METHOD_ARGUMENTS = {method: _METHOD_ARGUMENTS.get(method, []) for method in _NE
 
 
 def check_method_writes(nodes: list, location: Location, namespace: dict,
-                        variables: set) -> None:
+                        variables: set, parameters: set) -> None:
     """Raise TransformError at the first of `nodes` (those of a function, `variables` its
-    parameters and the names it assigns) that calls an in-place method of a variable or of a
-    part of one, or takes such a method as a value."""
+    `parameters` and the names it assigns) that calls an in-place method of a variable or of
+    a part of one, or takes such a method as a value. A write into part of an array that
+    holds no value made from the parameters (`mask = np.ones(4); mask[:2].fill(0.0)`),
+    which no derivative reads otherwise than NumPy does, is let through."""
     called = {id(node.func) for node in nodes if isinstance(node, gast.Call)}
+    varied = []  # (found once, where a write into part of a variable needs it)
+
+    def constant_part(call) -> bool:
+        if not varied:
+            varied.append(varied_names(nodes, parameters, variables, namespace))
+        return constant_part_written(call, _written_variable(call.func.value), nodes,
+                                     varied[0], namespace)
+
     for node in nodes:
         if isinstance(node, gast.Call):
-            _check_method_call(node, location, namespace, variables)
+            _check_method_call(node, location, namespace, variables, constant_part)
         elif isinstance(node, gast.Attribute) and id(node) not in called and isinstance(
                 node.ctx, gast.Load) and node.attr in IN_PLACE_METHODS:
             owner = _written_variable(node.value)
@@ -65,7 +76,8 @@ def check_method_writes(nodes: list, location: Location, namespace: dict,
                     f"compute a new value instead: {instead}", f".{node.attr}")
 
 
-def _check_method_call(call, location: Location, namespace: dict, variables: set) -> None:
+def _check_method_call(call, location: Location, namespace: dict, variables: set,
+                       constant_part) -> None:
     func = call.func
     if not isinstance(func, gast.Attribute) or resolve(func, namespace) is not MISSING:
         return
@@ -74,6 +86,8 @@ def _check_method_call(call, location: Location, namespace: dict, variables: set
             func.attr in IN_PLACE_METHODS or func.attr in SPECIAL_WRITES and held != owner):
         return  # (`a.__setitem__(i, v)`, `a.__iadd__(v)` on a variable: followed or refused
         #           where they run)
+    if held != owner and constant_part(call):
+        return
     template = _NEW_VALUE_INSTEAD.get(func.attr, "")
     given = [_text(a) for a in call.args] + _METHOD_ARGUMENTS.get(func.attr, [])[len(call.args):]
     every = [_text(a) for a in call.args] + [

@@ -1,0 +1,124 @@
+"""Which in-place writes into part of a variable change a constant of the derivative.
+
+`mask = np.ones(4); mask[:2].fill(0.0)` changes an array that holds no value made from the
+function's arguments: the derivative reads it as it is after the write, as NumPy does, and
+nothing is lost. `a = x ** 2; a[2:4].fill(0.5)` changes a value that carries gradient, which
+the derivative would read as unchanged. This module tells the two apart, conservatively: any
+parameter may be differentiated, and a name is varied where anything it may be bound to, be
+written with or share memory with reads a varied name (flow-insensitive, as
+transforms/analysis/activity.py). A constant array read before the write (or in a loop
+around it) is taken as varied too: the adjoint sweep would read its new value where the
+forward sweep read the old one.
+"""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from .activity import DESCRIPTIVE_ATTRIBUTES
+from ..codegen.nodes import walk
+from ..front.parsing import MISSING, resolve
+
+# Functions whose result holds no value of their arguments (a shape, an array of constants).
+_SHAPE_ONLY = (len, np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
+               np.eye, np.identity)
+_ASSIGNMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.NamedExpr)
+
+
+def varied_names(nodes: list, parameters: set, variables: set, namespace: dict) -> set:
+    """The names of `nodes` (those of a function whose parameters are `parameters`, and
+    `variables` those and the names it binds) that may hold a value made from a parameter,
+    or share memory with one that does."""
+    varied = set(parameters) | {n.id for n in nodes if isinstance(n, gast.Name)
+                                and isinstance(n.ctx, gast.Param)}
+    flows, links = [], []  # (sources expression, names written), (name, name) sharing memory
+    for node in nodes:
+        if isinstance(node, _ASSIGNMENTS) and node.value is not None:
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            flows.extend((node.value, _names(target)) for target in targets)
+            links.extend((_root(target), _root(node.value)) for target in targets)
+        elif isinstance(node, (gast.For, gast.comprehension)):
+            flows.append((node.iter, _names(node.target)))
+            links.append((_root(node.target), _root(node.iter)))
+        elif isinstance(node, gast.withitem) and node.optional_vars is not None:
+            flows.append((node.context_expr, _names(node.optional_vars)))
+        elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) or \
+                isinstance(node, gast.Call) and any(k.arg == "out" for k in node.keywords):
+            # a call made for what it does may write what it is given into its arguments
+            call = node.value if isinstance(node, gast.Expr) else node
+            given = call.args + [k.value for k in call.keywords]
+            written = {_root(a) for a in given} | (
+                {_root(call.func.value)} if isinstance(call.func, gast.Attribute) else set())
+            flows.append((call, written & variables))
+    links = [(a, b) for a, b in links if a in variables and b in variables]
+    changed = True
+    while changed:
+        changed = False
+        for value, written in flows:
+            if not written <= varied and _reads(value, namespace) & varied:
+                varied |= written
+                changed = True
+        for first, second in links:
+            if (first in varied) != (second in varied):
+                varied |= {first, second}
+                changed = True
+    return varied
+
+
+def constant_part_written(call, owner: str, nodes: list, varied: set, namespace: dict) -> bool:
+    """Whether `call`, an in-place method of part of the variable `owner` (`mask[:2].fill(0)`),
+    writes a constant into a constant: `owner` and the call's arguments are not `varied`
+    (varied_names), and `owner` is neither read before the call with a varied value (`y = A @
+    x`, whose derivative reads A again) nor written in a loop."""
+    given = call.args + [k.value for k in call.keywords]
+    if owner in varied or any(_reads(a, namespace) & varied for a in given):
+        return False
+    if any(isinstance(n, (gast.For, gast.While)) and call in set(walk(n)) for n in nodes):
+        return False
+    at = (call.lineno, call.col_offset)
+    for statement in nodes:
+        if isinstance(statement, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr,
+                                  gast.Return)) and (statement.lineno, statement.col_offset) < at:
+            read = _reads(statement, namespace)
+            if owner in read and read & varied:
+                return False
+    return True
+
+
+def _reads(node, namespace: dict) -> set:
+    """The names whose values `node` reads (not through a shape: `x.shape`, `len(x)`, and not
+    in the branch of `a if False else b` that never runs)."""
+    skipped = set()
+    for inner in walk(node):
+        if isinstance(inner, gast.Attribute) and inner.attr in DESCRIPTIVE_ATTRIBUTES:
+            skipped.add(id(inner.value))
+        elif isinstance(inner, gast.IfExp) and isinstance(inner.test, gast.Constant):
+            skipped.add(id(inner.orelse if inner.test.value else inner.body))
+        elif isinstance(inner, gast.Call) and _shape_only(inner.func, namespace):
+            skipped.update(id(a) for a in inner.args)
+    names, stack = set(), [node]
+    while stack:
+        inner = stack.pop()
+        if id(inner) in skipped:
+            continue
+        if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Load):
+            names.add(inner.id)
+        stack.extend(gast.iter_child_nodes(inner))
+    return names
+
+
+def _shape_only(func, namespace: dict) -> bool:
+    value = resolve(func, namespace)
+    return value is not MISSING and any(value is known for known in _SHAPE_ONLY)
+
+
+def _names(target) -> set:
+    return {n.id for n in walk(target) if isinstance(n, gast.Name)}
+
+
+def _root(node) -> str | None:
+    """The variable `node` (`a`, `a[2:4]`, `A.T[0]`, `a.reshape(2, 3)`) names or a part of."""
+    while isinstance(node, (gast.Subscript, gast.Attribute)) or isinstance(
+            node, gast.Call) and isinstance(node.func, gast.Attribute):
+        node = node.func.value if isinstance(node, gast.Call) else node.value
+    return node.id if isinstance(node, gast.Name) else None
