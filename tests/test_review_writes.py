@@ -101,3 +101,105 @@ def test_in_place_method_on_part_of_a_varied_array_is_refused(f, line, message, 
         transform(f)(POINT)
     assert f"autotrace cannot differentiate {message}" in str(error.value)
     assert f"line {f.__code__.co_firstlineno + line}" in str(error.value)
+
+
+# --- a class attribute or global written with a value that carries gradient --------------------
+
+class Spring:
+    k = 2.0
+
+    def __init__(self, rest):
+        self.rest = rest
+
+    @property
+    def twice(self):
+        return self.k * 2.0
+
+
+SETTINGS = {"scale": 2.0}
+SCALE = 2.0
+
+
+def set_stiffness(v):
+    Spring.k = v
+
+
+def set_scale(v):
+    global SCALE
+    SCALE = v
+
+
+def stiffness_set_by_a_helper(x):
+    set_stiffness(x[0])
+    return Spring.k ** 2 * x[1]
+
+
+def property_after_a_helper(x):
+    set_stiffness(x[0])
+    return Spring(x[2]).twice ** 2 * x[1]
+
+
+def global_set_by_a_helper(x):
+    set_scale(x[0])
+    return SCALE ** 2 * x[1]
+
+
+def stiffness_set_here(x):
+    Spring.k = x[0] * 2.0
+    return Spring.k * x[1]
+
+
+HELPER = ("this call of set_stiffness: it sets the class attribute Spring.k (Spring.k = ..., "
+          f"{__file__}, line {set_stiffness.__code__.co_firstlineno + 1}) to a value that "
+          "carries gradient")
+HERE = ("Spring.k = ..., a write into the class attribute Spring.k: it writes a value that "
+        "carries gradient, and autotrace reads the attributes of a class as constants, so the "
+        "gradient through what reads it back would be lost; pass the value as an argument to "
+        "what reads Spring.k, or keep it on an instance of Spring instead")
+
+
+@pytest.mark.parametrize("f, message", [
+    (stiffness_set_by_a_helper, HELPER),
+    (property_after_a_helper, HELPER),
+    (global_set_by_a_helper, "this call of set_scale: it sets the global 'SCALE' (SCALE = ..."),
+    (stiffness_set_here, HERE),
+])
+@pytest.mark.parametrize("transform", [
+    autotrace.grad, autotrace.forward, autotrace.hessian,
+    lambda f: autotrace.function(autotrace.grad(f))])
+def test_class_attribute_written_with_gradient_is_refused(f, message, transform):
+    # The derivative read the attribute back as a constant: grad [0, 1, 0] for
+    # property_after_a_helper, where it is [-4, 1, 0].
+    Spring.k = 2.0
+    try:
+        with pytest.raises(autotrace.TransformError) as error:
+            transform(f)(np.array([0.5, -1.0, 2.0]))
+    finally:
+        Spring.k, globals()["SCALE"] = 2.0, 2.0
+    assert f"autotrace cannot differentiate {message}" in str(error.value)
+    assert f"line {f.__code__.co_firstlineno + 1}" in str(error.value)
+
+
+def stiffness_set_to_a_constant(x):
+    set_stiffness(3.0)
+    Spring.k = Spring.k + 1.0
+    return Spring(x[2]).twice * x[1] ** 2
+
+
+def test_class_attribute_written_with_a_constant_is_followed():
+    try:
+        np.testing.assert_allclose(autotrace.grad(stiffness_set_to_a_constant)(
+            np.array([0.5, -1.0, 2.0])), [0.0, -16.0, 0.0])
+    finally:
+        Spring.k = 2.0
+
+
+def test_property_reading_a_numpy_float_class_attribute_is_refused():
+    # a NumPy float is what a forward sweep gives `Spring.k = x[0]` written out of sight
+    Spring.k = np.float64(0.5)
+    try:
+        with pytest.raises(TypeError, match="autotrace cannot differentiate through the "
+                                            "property Spring.twice"):
+            autotrace.grad(lambda x: Spring(x[2]).twice ** 2 * x[1])(np.array([0.5, -1.0, 2.0]))
+    finally:
+        Spring.k = 2.0

@@ -20,6 +20,8 @@ import textwrap
 import threading
 import types
 
+import numpy as np
+
 from ..containers import (field_names, is_dataclass_instance, rebuild,  # noqa: F401
                           map_fields, new_dataclass)
 from ..object_walk import users_classes
@@ -218,9 +220,13 @@ def _class_data(cls, name: str) -> bool:
 
 
 def _constant_data(value) -> bool:
-    """A number, string or None (or a tuple of them): a value no call changes in place."""
+    """A number, string or None (or a tuple of them): a value no call changes in place. Not
+    a NumPy float or complex scalar: the value a differentiated function's forward sweep
+    gives (`A.k = x[0]`, written by code autotrace did not read), which may carry gradient."""
     if isinstance(value, tuple):
         return all(_constant_data(item) for item in value)
+    if isinstance(value, (np.floating, np.complexfloating)):
+        return False
     return value is None or isinstance(value, (numbers.Number, str, bytes))
 
 

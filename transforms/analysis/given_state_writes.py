@@ -283,6 +283,11 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
         return set()
     for write in writes:
         root = write.value.args[0].id
+        if root not in local_names and isinstance(namespace.get(root), type) and carries(
+                write.value.args[3]):  # (autotrace reads a class's attributes as constants)
+            text = written.get(write.value.args[5].value, "this write")
+            raise location.error(write, _CLASS_ATTRIBUTE.format(
+                text=text, target=text.split(" ")[0], root=root), "write into a class")
         if not outermost and root not in wrt_names and carries(write.value.args[3]):
             what = "the global" if root not in local_names else "the argument"
             raise location.error(write, _UNSEEN_BY_CALLER[what].format(
@@ -316,6 +321,13 @@ def settle_state_writes(body: list, active: set, varied: set, wrt_names: list,
             value=gast.Name(id=root, ctx=gast.Load(), annotation=None, type_comment=None),
             type_comment=None), writes[0]))
     return {write.value.args[0].id for write in writes}
+
+
+_CLASS_ATTRIBUTE = (
+    "autotrace cannot differentiate {text}, a write into the class attribute {target}: it "
+    "writes a value that carries gradient, and autotrace reads the attributes of a class as "
+    "constants, so the gradient through what reads it back would be lost; pass the value as "
+    "an argument to what reads {target}, or keep it on an instance of {root} instead")
 
 
 _UNSEEN_BY_CALLER = {

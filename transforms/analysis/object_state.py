@@ -30,6 +30,7 @@ from ...runtime.derivatives.state_writes import write_state
 from .activity import DESCRIPTIVE_ATTRIBUTES
 from .aliases import Sharing
 from .liveness import live_after
+from .outside_writes import declared_names, global_write, outside_roots, state_write_message
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
                              UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
                              keeps_nothing, partial_target, through_partials)
@@ -113,12 +114,7 @@ def may_keep_what_it_is_given(callee, varied: tuple) -> bool:
     return function is None or callee.__name__ in STORING_METHODS
 
 
-def _message(function, parameter: str, what: str, filename: str, line: int) -> str:
-    return (f"autotrace cannot differentiate this call of {function.__qualname__}: it changes "
-            f"an attribute of {parameter!r} ({what}, {filename}, line {line}) to a value that "
-            "carries gradient, and autotrace follows what a call returns, not what it changes "
-            "in the objects it is given, so that gradient would be lost; return the new value "
-            "(or a new object) from the function instead, and assign it")
+_message = state_write_message
 
 
 def function_called(callee):
@@ -218,10 +214,12 @@ def _state_write(function, varied: set, bound, depth: int):
     node, location = parsed.node, parsed.location
     parameters = parameter_names(node)
     nodes = [n for statement in node.body for n in walk_scope(statement)]
-    varied = _depending(nodes, set(varied))
-    held = held_attributes(nodes, parameters)
+    varied, declared = _depending(nodes, set(varied)), declared_names(nodes)
+    held = held_attributes(nodes, parameters + outside_roots(nodes, set(parameters) | {
+        n.id for n in nodes if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
+    } | declared, parsed.namespace))
     for write in nodes:
-        found = _attribute_write(write, held, varied)
+        found = _attribute_write(write, held, varied) or global_write(write, declared, varied)
         if found is not None:
             parameter, text = found
             return parameter, text, location.filename, location.line_of(write)
