@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-from .objects import (ObjectGradient, check_stored, constant_property, field_names,
+from .objects import (ObjectGradient, check_stored, field_names,
                       is_dataclass_instance, is_plain_object, with_attribute)
 from .complex_parts import imag_gradient
 from .real_only import real_part
@@ -148,8 +148,7 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
     if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
             gradient is None and is_plain_object(owner)):
         if owner is not None:
-            check_stored(owner, attribute)
-            if constant_property(owner, attribute):  # (its value carries none of owner's)
+            if check_stored(owner, attribute):  # a constant property: none of owner's
                 return gradient
         return with_attribute(gradient, attribute, value, add)
     if attribute in ("real", "imag") and hasattr(owner, "dtype"):  # an array's parts

@@ -174,22 +174,25 @@ def with_attribute(gradient, attribute: str, value, add):
     return out
 
 
-def check_stored(owner, attribute: str) -> None:
+def check_stored(owner, attribute: str) -> bool:
     """Refuse a gradient through `owner.<attribute>` where the class computes it (a
     property) from what may carry gradient: autotrace would need to differentiate the
     getter, and it does not. A property that reads of its object only class attributes
-    (`constant_property`) is a constant, and passes."""
+    (`constant_property`) is a constant, and passes: True for it (no gradient of `owner`'s
+    to add), False for an attribute stored on the object."""
     if not (is_plain_object(owner) or is_dataclass_instance(owner)):
-        return
+        return False
     computed = inspect.getattr_static(type(owner), attribute, None)
-    if isinstance(computed, (property, functools.cached_property)) and not constant_property(
-            owner, attribute):
-        site = user_code_site()  # (of a derivative's code: the user's line it was made from)
-        where = "" if site is None else f"File \"{site[0]}\", line {site[1]}: "
-        raise TypeError(
-            f"{where}autotrace cannot differentiate through the property "
-            f"{type(owner).__name__}.{attribute} of an object whose attributes carry gradient; "
-            f"make it a method and call it ({attribute}() instead of .{attribute})")
+    if not isinstance(computed, (property, functools.cached_property)):
+        return False  # (most attributes: one static lookup, no more)
+    if constant_property(owner, attribute):
+        return True
+    site = user_code_site()  # (of a derivative's code: the user's line it was made from)
+    where = "" if site is None else f"File \"{site[0]}\", line {site[1]}: "
+    raise TypeError(
+        f"{where}autotrace cannot differentiate through the property "
+        f"{type(owner).__name__}.{attribute} of an object whose attributes carry gradient; "
+        f"make it a method and call it ({attribute}() instead of .{attribute})")
 
 
 def constant_property(owner, attribute: str) -> bool:
