@@ -101,3 +101,34 @@ def test_a_variable_whose_dtype_changes_in_the_primal_loop_is_refused():
     assert message.startswith(f"{__file__}:{line}: for i in range(100): (derivative code ")
     assert ("variable 'z' changes from f32[6] to f64[6] in one iteration of this for loop on a "
             "traced value; a traced loop must keep each variable's shape and dtype") in message
+
+
+class _Counter:
+    def __init__(self):
+        self.n = 0
+
+    def step(self, v):
+        self.n += 1  # a write into the object's state, no gradient
+        return v * 1.1
+
+
+def _count_until_large(x):
+    counter, v = _Counter(), x[0]
+    for i in range(6):
+        v = counter.step(v) + x[1] * x[2]
+        if v > 1.0:
+            break
+    return v * counter.n
+
+
+def test_a_state_writing_call_in_a_traced_loop_is_refused_under_a_second_derivative():
+    # the writes would be noted once, while the body was traced, and read back for every
+    # iteration: a Hessian of 2/3 of its value (c.n read as 4 for 6)
+    x = np.array([0.3, -0.4, 0.5])
+    expected = autotrace.hessian(_count_until_large)(x)  # eagerly: right
+    np.testing.assert_allclose(expected, [central_difference(
+        lambda t: autotrace.grad(_count_until_large)(t)[i], x) for i in range(3)],
+        rtol=1e-5, atol=1e-6)
+    for second in (autotrace.hessian, lambda f: autotrace.jacfwd(autotrace.grad(f))):
+        with pytest.raises(ControlFlowError, match="_written"):
+            autotrace.function(second(_count_until_large))(x)

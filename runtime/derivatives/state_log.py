@@ -62,6 +62,12 @@ class StateLog(TraceRecord):
         self.draws = draws  # the random states when it began, for the recomputation
         self.cells = cells_now()  # (while tracing: the trace's cells, for the recomputation)
 
+    def same_in_graph(self, other) -> bool:
+        """Two logs that noted no write are one loop or branch value; a call in a traced loop
+        or branch that writes objects' state is refused there (its writes would be noted once,
+        while the body was traced, and read back for every iteration)."""
+        return type(other) is type(self) and not self.entries and not other.entries
+
     def take_back(self) -> None:
         """Put back what each noted slot held before its first noted write."""
         for owner, kind, key, held, where in reversed(self.entries):
