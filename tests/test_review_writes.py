@@ -203,3 +203,49 @@ def test_property_reading_a_numpy_float_class_attribute_is_refused():
             autotrace.grad(lambda x: Spring(x[2]).twice ** 2 * x[1])(np.array([0.5, -1.0, 2.0]))
     finally:
         Spring.k = 2.0
+
+
+def _ident(a):
+    return a
+
+
+def filled_through_another_name(x):
+    A = np.ones(4)
+    y = np.sum(A * x ** 2)
+    B = A
+    B[1:].fill(5.0)
+    return y
+
+
+def filled_after_a_view_was_read(x):
+    A = np.ones((2, 4))
+    V = A.T
+    y = np.sum(V[:, 0] * x ** 2)
+    A[0].fill(5.0)
+    return y
+
+
+def filled_after_a_list_held_it(x):
+    A = np.ones(4)
+    L = [A]
+    y = np.sum(L[0] * x ** 2)
+    A[1:].fill(5.0)
+    return y
+
+
+def filled_after_a_helper_returned_it(x):
+    A = np.ones(4)
+    B = _ident(A)
+    y = np.sum(B * x ** 2)
+    A[1:].fill(5.0)
+    return y
+
+
+@pytest.mark.parametrize("f", [filled_through_another_name, filled_after_a_view_was_read,
+                               filled_after_a_list_held_it, filled_after_a_helper_returned_it])
+def test_part_of_a_constant_array_another_name_holds_is_refused(f):
+    # each name, view, container or call result holding the array's memory reads its new
+    # contents after the write, where the forward pass read the old (a gradient 5x too large)
+    with pytest.raises(autotrace.TransformError, match=r"autotrace cannot differentiate "
+                       r"[AB]\[[01]:?\]\.fill\(\)"):
+        autotrace.grad(f)(POINT)

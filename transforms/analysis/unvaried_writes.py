@@ -82,7 +82,74 @@ def constant_part_written(call, owner: str, nodes: list, varied: set, namespace:
             read = _reads(statement, namespace)
             if owner in read and read & varied:
                 return False
-    return True
+    return _made_here_alone(owner, nodes, at, namespace)
+
+
+# NumPy's functions that return new memory, whatever they are given.
+_FRESH = (np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange, np.linspace,
+          np.array, np.copy, np.zeros_like, np.ones_like, np.empty_like, np.full_like)
+
+
+# NumPy's functions that write into their first argument, and return None.
+_WRITERS = (np.fill_diagonal, np.put, np.place, np.putmask, np.copyto)
+
+
+def _made_here_alone(owner: str, nodes: list, at: tuple, namespace: dict) -> bool:
+    """Whether `owner` is bound only to new arrays (`np.zeros(...)`, `np.arange(6.).reshape(2,
+    3)`, `a.copy()`) and, before the position `at`, read only as the root of a write of its own
+    (`A[0] = 1.0`, `A[1].fill(2.0)`): no other name, view, container or call may hold its
+    memory, whose reads the write would change behind the derivative's back."""
+    writes = set()
+    for node in nodes:
+        if isinstance(node, (gast.Assign, gast.AugAssign)):
+            for target in node.targets if isinstance(node, gast.Assign) else [node.target]:
+                if isinstance(target, gast.Name) and target.id == owner:
+                    if isinstance(node, gast.AugAssign) or not _fresh(node.value, namespace):
+                        return False
+                elif isinstance(target, (gast.Tuple, gast.List)) and owner in _names(target):
+                    return False
+                elif _root(target) == owner:  # (a write of its own, reading it too:
+                    writes.update(id(n) for n in walk(node)  # W[i] = np.where(m, 2., W))
+                                  if isinstance(n, gast.Name) and n.id == owner)
+        elif isinstance(node, (gast.For, gast.comprehension, gast.withitem, gast.NamedExpr,
+                               gast.AnnAssign)):
+            bound = getattr(node, "target", None) or getattr(node, "optional_vars", None)
+            if bound is not None and owner in _names(bound):
+                return False
+        elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
+                isinstance(node.value.func, gast.Attribute) and _root(node.value.func) == owner:
+            writes.add(id(_root_name(node.value.func)))
+        elif isinstance(node, gast.Expr) and isinstance(node.value, gast.Call) and \
+                node.value.args and _root(node.value.args[0]) == owner and any(
+                    resolve(node.value.func, namespace) is writer for writer in _WRITERS):
+            writes.add(id(_root_name(node.value.args[0])))  # np.fill_diagonal(W, 2.0)
+    return not any(isinstance(node, gast.Name) and node.id == owner and
+                   isinstance(node.ctx, gast.Load) and id(node) not in writes and
+                   (node.lineno, node.col_offset) < at for node in nodes)
+
+
+def _fresh(value, namespace: dict) -> bool:
+    """Whether `value` makes an array of new memory that nothing else holds."""
+    if not isinstance(value, gast.Call):
+        return False
+    if any(k.arg == "copy" for k in value.keywords):  # (copy=False may share)
+        return False
+    if isinstance(value.func, gast.Attribute) and not isinstance(value.func.value, gast.Name) \
+            and resolve(value.func, namespace) is MISSING:  # a method of a new array
+        method = value.func.attr
+        return method in ("copy", "astype") or method in ("reshape", "ravel", "flatten") \
+            and _fresh(value.func.value, namespace)
+    if isinstance(value.func, gast.Attribute) and value.func.attr == "copy":
+        return resolve(value.func, namespace) is MISSING  # x.copy() of a name
+    function = resolve(value.func, namespace)
+    return function is not MISSING and any(function is known for known in _FRESH)
+
+
+def _root_name(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute)) or isinstance(
+            node, gast.Call) and isinstance(node.func, gast.Attribute):
+        node = node.func.value if isinstance(node, gast.Call) else node.value
+    return node
 
 
 def _reads(node, namespace: dict) -> set:
