@@ -30,7 +30,8 @@ from ...runtime.derivatives.state_writes import write_state
 from .activity import DESCRIPTIVE_ATTRIBUTES
 from .aliases import Sharing
 from .liveness import live_after
-from .outside_writes import declared_names, global_write, outside_roots, state_write_message
+from .outside_writes import (declared_names, global_write, outside_item_write, outside_roots,
+                             state_write_message)
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
                              UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
                              keeps_nothing, partial_target, through_partials)
@@ -215,11 +216,13 @@ def _state_write(function, varied: set, bound, depth: int):
     parameters = parameter_names(node)
     nodes = [n for statement in node.body for n in walk_scope(statement)]
     varied, declared = _depending(nodes, set(varied)), declared_names(nodes)
-    held = held_attributes(nodes, parameters + outside_roots(nodes, set(parameters) | {
+    roots = outside_roots(nodes, set(parameters) | {
         n.id for n in nodes if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)
-    } | declared, parsed.namespace))
+    } | declared, parsed.namespace)
+    held = held_attributes(nodes, parameters + roots)
     for write in nodes:
-        found = _attribute_write(write, held, varied) or global_write(write, declared, varied)
+        found = _attribute_write(write, held, varied) or global_write(
+            write, declared, varied) or outside_item_write(write, set(roots), varied)
         if found is not None:
             parameter, text = found
             return parameter, text, location.filename, location.line_of(write)
