@@ -142,3 +142,23 @@ def test_constants_stored_outside_are_followed():
             np.array([0.5, -1.0, 2.0])), [0.0, -30.0, 0.0])
     finally:
         _reset()
+
+
+LOSSES = []
+
+
+def _log_loss(value):
+    LOSSES.append(float(value))  # a Python number: no gradient to lose
+
+
+def _loss_logged(w):
+    loss = np.sum(w ** 2)
+    _log_loss(loss)
+    return loss
+
+
+def test_a_helper_logging_a_python_number_of_a_value_is_followed():
+    w = np.array([1.0, 2.0])
+    LOSSES.clear()
+    np.testing.assert_allclose(autotrace.grad(_loss_logged)(w), 2 * w)
+    assert LOSSES == [5.0]

@@ -158,5 +158,25 @@ def state_write_message(function, owner: str, what: str, filename: str, line: in
             f"it is read back; {instead}")
 
 
+# What makes a value that carries no gradient of what it reads: a Python number or text
+# (`float(loss)`, a logging helper's `HISTORY.append(float(v))`), a shape or a size.
+_PLAIN_CALLS = ("float", "int", "bool", "str", "len", "repr", "round", "format")
+_PLAIN_METHODS = ("item", "tolist")
+_PLAIN_ATTRIBUTES = ("shape", "ndim", "size", "dtype")
+
+
 def _reads(node) -> set:
-    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    """The names `node` reads a value of that may carry gradient."""
+    names, stack = set(), [node]
+    while stack:
+        inner = stack.pop()
+        if isinstance(inner, gast.Call) and (
+                isinstance(inner.func, gast.Name) and inner.func.id in _PLAIN_CALLS or
+                isinstance(inner.func, gast.Attribute) and inner.func.attr in _PLAIN_METHODS):
+            continue
+        if isinstance(inner, gast.Attribute) and inner.attr in _PLAIN_ATTRIBUTES:
+            continue
+        if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Load):
+            names.add(inner.id)
+        stack.extend(gast.iter_child_nodes(inner))
+    return names
