@@ -124,3 +124,24 @@ class TraceRecord:
     def same_in_graph(self, other) -> bool:
         """Whether a traced loop or branch may carry `other` where it carried this record."""
         return type(other) is type(self)
+
+    def refusal(self, other, statement: str) -> str:
+        """Why a traced `statement` ("for loop", "if") cannot carry `other` where it carried
+        this record (`same_in_graph` said so), for people: what the code does, what to do."""
+        return (f"autotrace cannot carry its record of a {type(self).__name__} through this "
+                f"traced {statement}")
+
+
+def record_refusal(a, b, statement: str) -> str | None:
+    """The refusal of the first record in the trees `a` and `b` (what a traced `statement`
+    carried before and after) that cannot stand for the other, or None."""
+    if isinstance(a, TraceRecord) or isinstance(b, TraceRecord):
+        record, other = (a, b) if isinstance(a, TraceRecord) else (b, a)
+        return None if record.same_in_graph(other) else record.refusal(other, statement)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        pairs = zip(a, b)
+    elif isinstance(a, dict) and isinstance(b, dict):
+        pairs = ((a[key], b[key]) for key in a if key in b)
+    else:
+        return None
+    return next(filter(None, (record_refusal(x, y, statement) for x, y in pairs)), None)

@@ -68,6 +68,22 @@ class StateLog(TraceRecord):
         while the body was traced, and read back for every iteration)."""
         return type(other) is type(self) and not self.entries and not other.entries
 
+    def refusal(self, other, statement: str) -> str:
+        entries = self.entries or getattr(other, "entries", None)
+        what = ""
+        if entries:
+            owner, kind, key, _, where = entries[0]
+            slot = {".": f"attribute {key!r}", "[": f"item {key!r}"}.get(kind, "the contents")
+            what = f" ({slot} of a {type(owner).__name__}" + (f", written at {where})"
+                                                              if where else ")")
+        return (f"a call in this {statement} writes into an object's state{what}, and "
+                f"autotrace cannot trace a second derivative (a derivative of a derivative "
+                f"under autotrace.function) of a call that writes state inside a traced loop "
+                f"or if: its writes would be noted once, while the body is traced, and read "
+                f"back for every run of it. Move the state write (or the call) out of the "
+                f"{statement}, or take the second derivative eagerly: autotrace.hessian(f) "
+                f"without autotrace.function")
+
     def take_back(self) -> None:
         """Put back what each noted slot held before its first noted write."""
         for owner, kind, key, held, where in reversed(self.entries):

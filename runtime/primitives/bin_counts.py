@@ -16,6 +16,9 @@ from .registry import UntraceableError, bind, is_traced, traces
 _TRACED_BINS = ("np.bincount of a traced x: the length of its result, max(x) + 1, is not known "
                 "while tracing; give minlength=n, the number of bins, and x is checked to lie "
                 "in [0, n) when the graph runs")
+_TRACED_BOOL_BINS = ("np.bincount of a traced boolean x: the length of its result, max(x) + 1, "
+                     "is 1 or 2 by the values of x, not known while tracing; give minlength=2 "
+                     "(bins for False and True)")
 
 
 def out_of_bins(minlength: int) -> str:
@@ -38,12 +41,13 @@ def bind_bincount(x, weights=None, minlength=0):
         if not np.can_cast(x.dtype, np.intp, "safe"):
             raise TypeError(f"Cannot cast array data from dtype('{np.dtype(x.dtype)}') to "
                             f"dtype('{np.dtype(np.intp)}') according to the rule 'safe'")
-        if x.dtype == np.bool_:
+        boolean = x.dtype == np.bool_
+        if boolean:
             x = np.astype(x, np.intp)  # (its bins, 0 and 1: an index, not a mask)
         if x.ndim != 1:
             raise ValueError("object too deep for desired array")
         if not minlength:
-            raise UntraceableError(_TRACED_BINS)
+            raise UntraceableError(_TRACED_BOOL_BINS if boolean else _TRACED_BINS)
         bins = bind("index_range", x, high=minlength, message=out_of_bins(minlength))
         length = minlength
     if weights is None:

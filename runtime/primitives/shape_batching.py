@@ -2,6 +2,8 @@
 row; runtime/primitives/batching.py says what a rule is)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..graph import StaticSlice
@@ -49,7 +51,13 @@ def diff_batching(call):
 
 
 def take_batching(call):
-    """np.take(a, indices, axis): as indexing a[..., indices] along the axis."""
+    """np.take(a, indices, axis): as indexing a[..., indices] along the axis. Boolean indices
+    are 0 and 1 to np.take, not a mask as they are to indexing: they are made integers first."""
+    indices = call.args[1]
+    dtype = getattr(indices, "dtype", None)
+    if np.dtype(np.result_type(indices) if dtype is None else dtype) == np.bool_:
+        indices = np.astype(indices if dtype is not None else np.asarray(indices), np.intp)
+        call = replace(call, args=(call.args[0], indices))
     call = taken_indices(call, (1,))
     a, indices = call.args
     if call.attrs.get("mode", "raise") != "raise":

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..abstract import same_type
 from ..generated_source import SHORT_CIRCUIT_NAME
+from ..scopes import record_refusal
 from .control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
 from .control_aliases import TakenOver, holds_numpy_array, may_be_outside_array
@@ -345,6 +346,9 @@ def _check_variable(where: str, variable: str, in_true, in_false,
                             f"only choose between arrays: choose the object's arrays under the "
                             f"condition and make the object after the if")
     if not _same_structure(*shapes):
+        refusal = record_refusal(in_true, in_false, "if")
+        if refusal is not None:  # (a record generated code keeps: no user's variable)
+            raise _error(where, refusal)
         raise _error(where, f"{named(variable)} is {_describe(in_true)} after the true "
                             f"branch and {_describe(in_false)} after the false branch; a traced "
                             f"condition can only choose between arrays of one shape and dtype")

@@ -46,6 +46,7 @@ from .control_variables import (Undefined, _Retry, _error, _is_defined, named,
                                                  _until_settled, _zeros_like_tree)
 from .control_held import held_read_only
 from ..primitives.shape import dimension_size
+from ..scopes import record_refusal
 from ..generated_source import TEMPORARY_NAME
 from .stacks import SavedValues, TracedStack, new_stack, restore, snapshot
 from .tracer import (Tracer, leaves_with_paths, map_arrays, mark_view,
@@ -453,6 +454,9 @@ def _check_loop_values(where, statement, names, numbers, before, after, promote,
         if placeholders is True and _lengths_differ(old, new):
             raise _list_length_error(where, variable, statement)
         if not _same_structure(map_arrays(old, lambda leaf: 0), map_arrays(new, lambda leaf: 0)):
+            refusal = record_refusal(old, new, statement)
+            if refusal is not None:  # (a record generated code keeps: no user's variable)
+                raise _error(where, refusal)
             raise _error(where, f"{named(variable)} changes from {_describe(old)} to "
                                 f"{_describe(new)} in one iteration of this {statement} on a "
                                 f"traced value; a traced loop must keep each variable's "
