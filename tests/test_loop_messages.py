@@ -103,3 +103,14 @@ def test_traced_bincount_of_booleans_asks_for_minlength_2():
             "and True)") in str(error.value)
     fixed = autotrace.function(lambda x: np.sum(np.bincount(x > 0, minlength=2) * np.array([1.0, 3.0])))
     assert fixed(X[0]) == 7.0
+
+
+def test_a_traced_array_of_ints_times_a_list_multiplies_element_by_element():
+    # a 0-d traced int times a list is refused (Python would repeat the list); an array of
+    # ints of one or more dimensions is multiplied by it element by element, as NumPy does
+    def counts_weighted(x):
+        return np.bincount(x > 0, minlength=2) * [1.0, 3.0]
+    x = np.array([0.5, -1.0, 2.0])
+    result = autotrace.function(counts_weighted)(x)
+    np.testing.assert_array_equal(result, [1.0, 6.0])
+    assert result.dtype == counts_weighted(x).dtype

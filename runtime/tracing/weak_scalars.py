@@ -446,8 +446,10 @@ def operator_method(ufunc, reflected=False):
 def _refuse_traced_repeat(count, other) -> None:
     """`items * n` of a list or tuple and a traced int (or bool) n: Python repeats the items n
     times (NumPy's ints are indices), a length the trace cannot know; multiplying element by
-    element, as NumPy's arrays do, would give another value."""
-    if isinstance(other, (list, tuple)) and np.dtype(count.dtype).kind in "biu":
+    element, as NumPy's arrays do, would give another value. An array of ints of one or more
+    dimensions is no count: NumPy multiplies it by the list element by element."""
+    if isinstance(other, (list, tuple)) and np.dtype(count.dtype).kind in "biu" and \
+            np.ndim(count) == 0:
         raise UntraceableError(
             f"a {type(other).__name__} repeated a traced int's number of times (items * n, n "
             f"an int the traced code computes from its arguments or carries through a loop): "
