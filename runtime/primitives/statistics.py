@@ -68,20 +68,21 @@ traces(np.nanmax)(_nan_extremum(np.max, -np.inf))
 traces(np.nanmin)(_nan_extremum(np.min, np.inf))
 
 
-@traces(np.nancumsum)
-def bind_nancumsum(a, axis=None, dtype=None, out=None):
-    reject_arguments("numpy.nancumsum", out=out)
-    a = _as_array(a)
-    filled = np.where(np.isnan(a), 0, a) if _holds_nan(a) else a
-    return np.cumsum(filled, axis=axis, dtype=dtype)
+def _nan_cumulative(cumulative, fill):
+    """np.nancumsum (np.cumsum, 0) or np.nancumprod (np.cumprod, 1): the running sums or
+    products with each NaN taken as `fill`, which changes nothing."""
+    name = f"numpy.nan{cumulative.__name__}"
+
+    def binding(a, axis=None, dtype=None, out=None):
+        reject_arguments(name, out=out)
+        a = _as_array(a)
+        filled = np.where(np.isnan(a), fill, a) if _holds_nan(a) else a
+        return cumulative(filled, axis=axis, dtype=dtype)
+    return binding
 
 
-@traces(np.nancumprod)
-def bind_nancumprod(a, axis=None, dtype=None, out=None):
-    reject_arguments("numpy.nancumprod", out=out)
-    a = _as_array(a)
-    filled = np.where(np.isnan(a), 1, a) if _holds_nan(a) else a
-    return np.cumprod(filled, axis=axis, dtype=dtype)
+traces(np.nancumsum)(_nan_cumulative(np.cumsum, 0))
+traces(np.nancumprod)(_nan_cumulative(np.cumprod, 1))
 
 
 @traces(np.nanmean)
