@@ -38,6 +38,7 @@ from autotrace.runtime.derivatives import (complex_parts, degenerate_matrices, e
                                            scans, structural_adjoints, triangles)
 from autotrace.runtime.primitives import adjugates
 from autotrace.runtime.primitives.diagonal_fill import diagonal_values
+from autotrace.runtime.primitives.out_writes import kept_where, masked_operand
 from autotrace.runtime.primitives.linalg import lstsq_of_full_rank
 from autotrace.runtime.primitives.math_special import erfc, gamma, lgamma, polygamma, polygamma_of
 from tests.rule_table_nn import nn_table
@@ -770,6 +771,7 @@ TABLE += [
 # --- Helpers that rule bodies call (their rules make second derivatives work) -----------------
 
 _G = 0  # the differentiated argument of a helper that is linear in its first argument
+_MASK = np.array([True, False, True, True])  # a where= mask
 
 
 def _with(*makers):
@@ -787,6 +789,14 @@ TABLE += [
     E("helper:broadcast_like", ops.broadcast_like, normal((1, 4), (3, 4)), wrt=(_G,)),
     # `x op= v`'s value (x's dtype where x is an array): linear in `x op v`
     E("helper:in_place_result", in_place_result, normal((3, 4), (3, 4)), wrt=(_G,)),
+    # a ufunc's operand under where= (runtime/primitives/out_writes.py): x where the mask is
+    # True (broadcast against it), the safe value elsewhere; a Python number passed through
+    E("helper:masked_operand", masked_operand, _with(_n(4), _MASK, 1), wrt=(0,)),
+    E("helper:masked_operand/broadcast", masked_operand, _with(_n(3, 1), _MASK, 0), wrt=(0,)),
+    E("helper:masked_operand/python-float", masked_operand,
+      _with(lambda rng: float(rng.standard_normal()), _MASK, 1), wrt=(0,)),
+    E("helper:kept_where", kept_where, _with(_n(3, 4), _n(4), _MASK), wrt=(_G,)),
+    E("helper:kept_where/python-float", kept_where, _with(_n(), 2.0, _MASK), wrt=(_G,)),
     # copy.copy and copy.deepcopy of a value (runtime/derivatives/copies.py): the identity
     E("helper:copied", copied, normal((3, 4))),
     E("helper:deep_copied", deep_copied, normal((3, 4))),

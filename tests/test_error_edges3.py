@@ -193,24 +193,11 @@ def logs_as_advised(x):
     return np.sum(o * np.arange(6.0))
 
 
-def test_a_ufunc_with_where_is_refused_with_what_to_write():
-    line = line_of(logs_where_selected, "where=m")
-    advice = ("np.where(m, np.log(np.where(m, x, 1)), {0}) instead, which keeps {0} where m is "
-              "False, as out= and where= do, and whose gradient, 0 there, has no NaN from the "
-              "elements left out (np.where(m, x, 1) gives them a safe value)")
-    with pytest.raises(TransformError) as raised:
-        autotrace.grad(logs_where_selected)(X)
-    assert str(raised.value) == (
-        f'File "{HERE}", line {line}: autotrace cannot differentiate numpy.log with where=: '
-        "write o[...] = " + advice.format("o"))
-    with pytest.raises(NotImplementedError) as raised:
-        autotrace.function(logs_where_selected)(X)
-    assert str(raised.value) == (
-        "autotrace cannot trace numpy.log with where=: write out[...] = " + advice.format("out")
-        + f'\n  File "{HERE}", line {line}, in logs_where_selected\n'
-        "    np.log(x, out=o, where=m)")
-    # The advice computes NumPy's value, and a gradient with no NaN where m is False.
+def test_a_ufunc_with_where_is_the_write_it_stands_for():
+    # out keeps its old values where m is False, and the gradient there has no NaN.
     assert logs_as_advised(X) == pytest.approx(logs_where_selected(X))
     expected = np.where(X > 0.25, np.arange(6.0) / X, 0.0)
     for transform in (autotrace.grad, lambda f: autotrace.function(autotrace.grad(f))):
         np.testing.assert_allclose(transform(logs_as_advised)(X), expected)
+        np.testing.assert_allclose(transform(logs_where_selected)(X), expected)
+    assert autotrace.function(logs_where_selected)(X) == pytest.approx(logs_where_selected(X))

@@ -23,6 +23,7 @@ from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, d
                        literal_source, numpy_functions, out_argument, primitives, register,
                        reject_arguments, shape_of, static, static_dtype, traces, ufunc_methods,
                        untraceable, untraceable_shape, UntraceableError)
+from .out_writes import unmasked_out_message
 from .same_sizes import check_unknown_sizes
 from .weak_inputs import cast_weak_inputs, clip_bounds, python_number_as
 
@@ -313,18 +314,6 @@ def _dtype_of(value):
     return aval.dtype if isinstance(aval, AbstractArray) else np.asarray(value).dtype
 
 
-def masked_ufunc_advice(name: str, inputs: int, texts: list | None = None,
-                        mask: str = "m", out: str = "out", verb: str = "trace") -> str:
-    """The refusal of a ufunc `name` called with where= (and out=): what to write instead,
-    `texts` the inputs' (x, y, ... where not given), `mask` the where=, `out` the out= array."""
-    texts = texts or ["x", "y", "z"][:inputs]
-    call = f"np.{name}({', '.join(f'np.where({mask}, {t}, 1)' for t in texts)})"
-    return (f"autotrace cannot {verb} numpy.{name} with where=: write "
-            f"{out}[...] = np.where({mask}, {call}, {out}) instead, which keeps {out} where "
-            f"{mask} is False, as out= and where= do, and whose gradient, 0 there, has no NaN "
-            f"from the elements left out (np.where({mask}, x, 1) gives them a safe value)")
-
-
 def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     """What a tracer's `__array_ufunc__` does: bind the ufunc (or its method) as a primitive.
     With `dtype=`, the ufunc runs on its inputs cast as NumPy casts them: to the loop it picks
@@ -339,7 +328,7 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if kwargs.get("where", None) is True:  # (NumPy's default: every element)
         del kwargs["where"]
     if method == "__call__" and kwargs.get("where", None) is not None:
-        raise UntraceableError(masked_ufunc_advice(ufunc.__name__, ufunc.nin))
+        raise UntraceableError(unmasked_out_message(ufunc.__name__))  # (with out=: tracer.py)
     reject_arguments(f"numpy.{ufunc.__name__}", where=None if masked else kwargs.pop("where", None),
                      casting=kwargs.pop("casting", None), order=kwargs.pop("order", None),
                      subok=kwargs.pop("subok", None))

@@ -1,5 +1,12 @@
-"""A NumPy call's `out` argument: where it is among the positional arguments, and the checks
-of a result before generated code writes it into `out` (transforms/front/out_arguments.py).
+"""A NumPy call's `out` argument: where it is among the positional arguments, the checks of a
+result before generated code writes it into `out` (transforms/front/out_arguments.py), and a
+ufunc's `where=` beside it.
+
+`ufunc(x, y, out=o, where=m)` leaves o as it was where m is False. The transforms and the tracer
+compute it as `o[...] = np.where(m, ufunc(masked_operand(x, m, s), ...), o)`: each operand takes
+a safe value s of the ufunc's (SAFE_OPERANDS) at the elements left out, so that neither the value
+nor the gradient there holds an inf or a NaN (np.divide(a, b, out=o, where=b != 0) divides by 1,
+not by 0, there); the gradient flows to o's old contents where m is False.
 """
 from __future__ import annotations
 
@@ -8,7 +15,10 @@ import inspect
 
 import numpy as np
 
+from ..array_api import numpy_dtype
+from ..devices import array_module
 from .index import get_item, indexes_a_view, is_integer_index
+from .registry import UntraceableError
 from ..user_frames import code_site
 
 
@@ -109,3 +119,76 @@ def checked_out_item(value, base, index, function_name: str, filename: str = "<u
             f"autotrace refuses it: leave out= out, or write y[index] = "
             f"numpy.{function_name}(...) to change y")
     return checked_out(value, get_item(base, index), function_name, filename, line, casting)
+
+
+# --- where= beside out= --------------------------------------------------------------------------
+
+# The value an operand takes where a ufunc's where= leaves the element out: one at which the
+# ufunc and its partial derivatives are finite. 1 for all but these, whose derivative is
+# infinite at 1 (arcsin, arccos, arctanh) or which are not defined there (arccosh's is).
+SAFE_OPERANDS = {"arcsin": 0, "arccos": 0, "arctanh": 0, "arccosh": 2}
+
+
+def safe_operand(ufunc: np.ufunc):
+    """The operand value of `ufunc` at the elements its where= leaves out (SAFE_OPERANDS)."""
+    return SAFE_OPERANDS.get(ufunc.__name__, 1)
+
+
+def _passed_through(x) -> bool:
+    """Whether `masked_operand` gives `x` as it is: a Python number (or a traced value standing
+    for one), which NumPy reads as a weak scalar and which is one value at every element."""
+    return isinstance(x, (bool, int, float, complex)) or bool(
+        getattr(type(x), "_weak", False) and x._weak)
+
+
+def where_mask(where):
+    """`where=` as NumPy reads it: an array (or NumPy scalar) of bools as it is, NumPy's
+    TypeError for one of another dtype; a Python value (a list, a number, None) as bools."""
+    dtype = getattr(where, "dtype", None)
+    if dtype is None:
+        return np.asarray(where, dtype=bool)
+    if numpy_dtype(dtype) != np.dtype(bool):
+        raise TypeError(f"Cannot cast array data from {numpy_dtype(dtype)!r} to dtype('bool') "
+                        f"according to the rule 'safe'")
+    return where
+
+
+def masked_operand(x, mask, safe):
+    """The operand `x` of a ufunc called with where=`mask`: x where mask is True, `safe` (in
+    x's dtype) where it is False, broadcast together; a Python number as it is (one value at
+    every element, which NumPy reads as a weak scalar)."""
+    mask = where_mask(mask)
+    if _passed_through(x):
+        return x
+    dtype = numpy_dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
+    # (the safe value a NumPy scalar, which every array module reads as one of its own)
+    return array_module(x).where(mask, x, dtype.type(safe))
+
+
+def kept_where(value, x, mask):
+    """`value` (a gradient or tangent of masked_operand's y or x) where `mask` is True, 0
+    where it is False; `value` as it is where masked_operand passed `x` through."""
+    if _passed_through(x):
+        return value
+    return array_module(value).where(where_mask(mask), value, 0)
+
+
+def masked_call(ufunc: np.ufunc, inputs: tuple, out, where, **kwargs):
+    """What `ufunc(*inputs, out=out, where=where, **kwargs)` writes into out (a tuple of one
+    array, as a tracer's __array_ufunc__ gets it): np.where(where, ufunc(masked operands),
+    out). Refused without out (NumPy leaves the elements where= leaves out uninitialised)."""
+    if out is None or all(target is None for target in out):
+        raise UntraceableError(unmasked_out_message(ufunc.__name__))
+    if ufunc.nout != 1 or ufunc.signature is not None:
+        raise UntraceableError(f"autotrace cannot trace numpy.{ufunc.__name__} with where=: "
+                               f"compute it without where= and select with np.where")
+    operands = [masked_operand(x, where, safe_operand(ufunc)) for x in inputs]
+    return np.where(where_mask(where), ufunc(*operands, **kwargs), out[0])
+
+
+def unmasked_out_message(name: str, call: str | None = None, verb: str = "trace") -> str:
+    """The refusal of `name` (the user's `call`) with where= and no out=."""
+    call = call or f"np.{name}(x, out=np.zeros_like(x), where=m)"
+    return (f"autotrace cannot {verb} numpy.{name} with where= and no out=: NumPy leaves the "
+            f"elements that where= leaves out uninitialised (whatever the memory held); give "
+            f"out= the values they should keep, as in {call}")

@@ -60,7 +60,7 @@ from ..primitives.memory import object_held_arrays
 from ..primitives.elementwise import ZERO_D_ARRAYS, apply_ufunc, astype
 from ..primitives.index import (  # noqa: F401 - set_item, imported from here too
     add_at, getitem, holds_traced, set_item, setitem, stacked)
-from ..primitives.out_writes import checked_out, take_out
+from ..primitives.out_writes import checked_out, masked_call, take_out
 from ..scopes import current as current_scope
 from ..state import capturing, read_cells
 from ..unknown_sizes import UnknownSize, asked_by_user, shown_shape, with_unknown_sizes
@@ -78,7 +78,6 @@ from .tracer_eithers import EitherOutputs, assigned, on_each_path_call, refuse_w
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, snapshot_copy, write_into)
 from ..errors import TracerConversionError
-
 
 _BOOL_MESSAGE = (
     "cannot convert a traced value to a Python bool: this is control flow on a traced array "
@@ -307,8 +306,9 @@ class Tracer:
         if ufunc is np.add and method == "at" and not kwargs:
             return _add_at(*read_cells(inputs))
         out = kwargs.pop("out", None)
-        if method == "__call__" and not kwargs:
-            # (np.multiply(lr, 0.9) is a NumPy scalar, not weak: no operator)
+        if method == "__call__" and kwargs.get("where", True) is not True:  # (out_writes.py)
+            result = masked_call(ufunc, read_cells(inputs), out, **read_cells(kwargs))
+        elif method == "__call__" and not kwargs:  # (np.multiply(lr, 0.9): a NumPy scalar)
             result = weak_ufunc(ufunc, *read_cells(inputs), operator=False)
         else:
             result = apply_ufunc(ufunc, method, *read_cells(inputs), **kwargs)

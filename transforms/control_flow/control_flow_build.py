@@ -68,7 +68,8 @@ def convert(function, helpers: dict):
     # np.sin(x, out=y) as y[...] = np.sin(x): a write that converted code makes traced where y
     # is an array made here (set_item), as it does y[i] = v.
     rewrite_out_arguments(tree, namespace_of(original), helper,
-                          lambda statement: (code.co_filename, statement.lineno))
+                          lambda statement: (code.co_filename, statement.lineno),
+                          Namer(names_in(tree)).temporary)
     for node in walk(tree):
         setattr(node, _USER, True)
     namer = Namer(names_in(tree))

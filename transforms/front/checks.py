@@ -6,7 +6,7 @@ import builtins
 import gast
 import numpy as np
 
-from ...runtime.primitives.elementwise import masked_ufunc_advice
+from ...runtime.primitives.out_writes import unmasked_out_message
 from ..errors import Location
 from .parsing import resolve
 from ..reverse.name_scopes import check_with
@@ -122,20 +122,27 @@ def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> N
 
 
 def _check_masked_ufunc(call, ufunc, location: Location) -> None:
-    """Refuse `np.log(x, out=o, where=m)`, saying what to write instead (where=True, every
-    element, is no mask)."""
+    """Refuse `np.log(x, where=m)` without out=, whose elements left out NumPy leaves
+    uninitialised, saying what to write instead; and where= of a ufunc of several outputs.
+    With out=, transforms/front/out_arguments.py rewrites the call (where=True is no mask)."""
     mask = next((k.value for k in call.keywords if k.arg == "where"), None)
     if mask is None or isinstance(mask, gast.Constant) and mask.value is True:
         return
+    if ufunc.nout != 1 or ufunc.signature is not None:
+        raise location.error(call, f"autotrace cannot differentiate numpy.{ufunc.__name__} "
+                             f"with where=: compute it without where= and select with "
+                             f"np.where(m, value, out)", "where=")
     out = next((k.value for k in call.keywords if k.arg == "out"), None)
     if out is None and len(call.args) > ufunc.nin:
         out = call.args[ufunc.nin]
-    out = _text(out.elts[0] if isinstance(out, gast.Tuple) and len(out.elts) == 1 else out) \
-        if out is not None else "out"
-    texts = [_text(argument) for argument in call.args[:ufunc.nin]]
-    raise location.error(call, masked_ufunc_advice(
-        ufunc.__name__, ufunc.nin, texts if len(texts) == ufunc.nin else None, _text(mask), out,
-        "differentiate"), "where=")
+    if out is not None and not (isinstance(out, gast.Constant) and out.value is None):
+        return
+    operands = [_text(argument) for argument in call.args[:ufunc.nin]]
+    written = None if len(operands) != ufunc.nin else (
+        f"{_text(call.func)}({', '.join(operands)}, out=np.zeros_like({operands[0]}), "
+        f"where={_text(mask)})")
+    raise location.error(call, unmasked_out_message(ufunc.__name__, written, "differentiate"),
+                         "where=")
 
 
 def _check_target(target, location, value=None):

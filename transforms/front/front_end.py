@@ -35,7 +35,7 @@ from ...runtime.derivatives.random_states import random_states
 from ...runtime.derivatives.unpacking import apply_unpacked, merged_keywords
 from ...runtime.primitives.diagonal_fill import diagonal_index, diagonal_values
 from ...runtime.primitives.index import indexes_a_view
-from ...runtime.primitives.out_writes import checked_out, checked_out_item
+from ...runtime.primitives.out_writes import checked_out, checked_out_item, masked_operand
 from ...runtime.primitives.recompute_barrier import recompute_from
 from ...runtime.scopes import gradient_scope
 from ...runtime.state import deposit, holds_state, state_as_of, state_version
@@ -109,6 +109,7 @@ HELPERS = {
     "refuse_read_only": refuse_read_only, "refuse_cast_in_place": refuse_cast_in_place,
     "in_place_result": in_place_result,
     "checked_out": checked_out, "checked_out_item": checked_out_item,
+    "masked_operand": masked_operand, "where": np.where,
     "diagonal_index": diagonal_index, "diagonal_values": diagonal_values,
     "shallow_copy": items.shallow_copy,
     "tangent_seed": tangent_ops.tangent_seed, "tangent_like": tangent_ops.tangent_like,
@@ -356,7 +357,8 @@ def out_arguments(unit: Unit) -> None:
     # np.sin(x, out=y): y[...] = checked_out(np.sin(x), y, 'sin'), a write followed as others
     location = unit.location
     rewrite_out_arguments(unit.function, unit.parsed.namespace, unit.context.helper,
-                          lambda statement: (location.filename, location.line_of(statement)))
+                          lambda statement: (location.filename, location.line_of(statement)),
+                          unit.namer.temporary)
 
 
 def writes(unit: Unit) -> None:

@@ -19,7 +19,19 @@ reads names and constants alone, a view of its memory as NumPy's basic indexing 
     np.tanh(h, out=H[t + 1])           ->  H[t + 1] = np.tanh(h)
 
 (checked by `checked_out_item(value, H, t + 1, name, file, line)`, which refuses, naming the
-user's line, an index that makes a copy, into which NumPy's out= would write and drop).
+user's line, an index that makes a copy, into which NumPy's out= would write and drop). An out
+made by a call is assigned to a temporary first, with the arguments evaluated before it:
+
+    r = np.sqrt(v, out=np.zeros_like(v))   ->  _out1 = np.zeros_like(v)
+                                               _out1[...] = np.sqrt(v); r = _out1
+
+A ufunc's where= keeps out's old values where the mask is False; each operand takes a safe
+value there (runtime/primitives/out_writes.py masked_operand), so that no inf or NaN enters the
+value or the gradient, and a mask read more than once is assigned to a temporary first:
+
+    np.divide(a, b, out=c, where=b != 0)  ->  _where1 = b != 0
+        c[...] = where(_where1, np.divide(masked_operand(a, _where1, 1),
+                                          masked_operand(b, _where1, 1)), c)
 Elsewhere the call is refused (inplace.py), naming the user's line: a silently ignored `out`
 would give a wrong derivative.
 
@@ -41,7 +53,7 @@ import copy
 import gast
 import numpy as np
 
-from ...runtime.primitives.out_writes import out_position
+from ...runtime.primitives.out_writes import out_position, safe_operand
 from ..analysis.call_results import numpy_name
 from .parsing import MISSING, resolve
 from ..codegen.codegen import to_source
@@ -87,8 +99,8 @@ def array_method_out(call: gast.Call, namespace: dict):
         keywords=list(call.keywords))
 
 
-def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper,
-                          place) -> None:
+def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper, place,
+                          temporary) -> None:
     """Rewrite each call with an `out` that is a statement of its own, or the whole value of an
     assignment or return, into the write into `out` it is, and each statement
     `np.fill_diagonal(a, ...)` into the write into a's diagonal (see the module docstring).
@@ -96,8 +108,10 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper,
     helper(name): the name generated code calls a runtime helper by: `checked_out` and
     `checked_out_item` (runtime/primitives/out_writes.py), which raise NumPy's error where the
     result's dtype does not cast to out's as out= allows (and where out=y[index] is no view of
-    y), `diagonal_index` and `diagonal_values`. place(statement): the user's (file, line) of
-    one of `function`'s statements, which `checked_out_item` names where it refuses."""
+    y), `diagonal_index`, `diagonal_values`, `masked_operand` and `where` (np.where).
+    place(statement): the user's (file, line) of one of `function`'s statements, which
+    `checked_out_item` names where it refuses. temporary(hint): a fresh name for an argument
+    read more than once (a mask, an out made by a call)."""
     for node in walk(function):
         if isinstance(node, gast.Call):
             _leave_out_none(node, namespace)
@@ -108,7 +122,7 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper,
             if isinstance(statements, list) and statements:
                 setattr(node, field, [rewritten for statement in statements for rewritten
                                       in _rewrite(statement, namespace, helper, place,
-                                                  containers)])
+                                                  containers, temporary)])
 
 
 def _containers(function) -> set:
@@ -121,7 +135,7 @@ def _containers(function) -> set:
             if isinstance(target, gast.Name)}
 
 
-def _rewrite(statement, namespace, helper, place, containers: set) -> list:
+def _rewrite(statement, namespace, helper, place, containers: set, temporary) -> list:
     call = statement.value if isinstance(statement, (gast.Expr, gast.Assign, gast.Return)) \
         else None
     if not isinstance(call, gast.Call):
@@ -130,40 +144,101 @@ def _rewrite(statement, namespace, helper, place, containers: set) -> list:
     if isinstance(statement, gast.Expr) and diagonal is not None:
         return [_written_as(_diagonal_write(*diagonal, helper), statement)]
     found = out_argument(call, namespace)
-    by_keyword = found is not None and not any(argument is found[0] for argument in call.args)
-    target = _variable(found[0], by_keyword) if found is not None else None
-    item = _item_of_variable(found[0], by_keyword) if found is not None else None
-    item = None if item is None or item.value.id in containers else item
-    if target is None and item is None:
+    if found is None:
         return [statement]
-    function_name = getattr(resolve(call.func, namespace), "__name__", None) or getattr(
-        call.func, "attr", "?")
+    out, without_out = found
+    by_keyword = not any(argument is out for argument in call.args)
+    mask = _ufunc_mask(without_out, namespace)
+    made = isinstance(_unpacked(out, by_keyword), gast.Call)  # out=np.zeros_like(a)
+    item = _item_of_variable(out, by_keyword)
+    item = None if item is None or item.value.id in containers else item
+    if not made and item is None and _variable(out, by_keyword) is None:
+        return [statement]
+    out, mask, hoisted = _hoist(call, out, mask, without_out, temporary)
+    target = _variable(out, by_keyword)
+    function = resolve(call.func, namespace)
+    function_name = getattr(function, "__name__", None) or getattr(call.func, "attr", "?")
     # `casting` says how the result may cast into out: the check takes it (the call without
     # out has no result to cast, and the derivative rules take no such keyword)
-    casting = [k for k in found[1].keywords if k.arg == "casting"]
-    found[1].keywords = [k for k in found[1].keywords if k.arg != "casting"]
+    casting = [k for k in without_out.keywords if k.arg == "casting"]
+    without_out.keywords = [k for k in without_out.keywords if k.arg != "casting"]
+    if mask is not None:  # where=m: each operand x as masked_operand(x, m, safe)
+        safe = gast.Constant(value=safe_operand(function), kind=None)
+        without_out.args = [gast.Call(func=_load(helper("masked_operand")), args=[
+            operand, copy.deepcopy(mask), copy.deepcopy(safe)], keywords=[])
+            for operand in without_out.args]
     label = gast.Constant(value=function_name, kind=None)
     if item is not None:  # out=y[index]: y[index] = checked_out_item(value, y, index, ...)
         checked = gast.Call(func=_load(helper("checked_out_item")), args=[
-            found[1], copy.deepcopy(item.value), _index_value(item.slice), label] + [
+            without_out, copy.deepcopy(item.value), _index_value(item.slice), label] + [
             gast.Constant(value=part, kind=None) for part in place(statement)], keywords=casting)
         written = copy.deepcopy(item)
         written.ctx = gast.Store()
         out = item
     else:
         checked = gast.Call(func=_load(helper("checked_out")),
-                            args=[found[1], _load(target), label] + [
+                            args=[without_out, _load(target), label] + [
             gast.Constant(value=part, kind=None) for part in place(statement)], keywords=casting)
         written = gast.Subscript(value=_load(target), slice=gast.Constant(
             value=Ellipsis, kind=None), ctx=gast.Store())
         out = _load(target)
-    write = gast.Assign(targets=[written], value=checked, type_comment=None)
-    rewritten = [write]
+    if mask is not None:  # out[...] = np.where(m, checked_out(ufunc(...), out, ...), out)
+        checked = gast.Call(func=_load(helper("where")), args=[
+            copy.deepcopy(mask), checked, copy.deepcopy(out)], keywords=[])
+    rewritten = hoisted + [gast.Assign(targets=[written], value=checked, type_comment=None)]
     if not isinstance(statement, gast.Expr):  # the call's value is `out` itself
         rest = copy.copy(statement)
         rest.value = copy.deepcopy(out)
         rewritten.append(rest)
     return [_written_as(new, statement) for new in rewritten]
+
+
+def _ufunc_mask(call: gast.Call, namespace: dict):
+    """The where= of `call`, a ufunc's (taken out of it), else None; None too where it is
+    True, every element, which is no mask (NumPy's default)."""
+    if not isinstance(resolve(call.func, namespace), np.ufunc):
+        return None
+    mask = next((k.value for k in call.keywords if k.arg == "where"), None)
+    call.keywords = [k for k in call.keywords if k.arg != "where"]
+    return None if isinstance(mask, gast.Constant) and mask.value is True else mask
+
+
+def _hoist(call, out, mask, without_out, temporary):
+    """(out, mask, assignments): the arguments of `call` that the rewrite reads more than once
+    (a mask, an out made by a call: `out=np.zeros_like(a)`) assigned to temporaries first,
+    with the arguments evaluated before them, in the order Python evaluates them."""
+    arguments = list(call.args) + [k.value for k in call.keywords]
+    inner = _unpacked(out, True)
+    needed = [node for node in (inner if isinstance(inner, gast.Call) else None, mask)
+              if node is not None and not isinstance(node, (gast.Name, gast.Constant))]
+    if not needed:
+        return out, mask, []
+    order = [inner if node is out else node for node in arguments]
+    last = max(next(i for i, node in enumerate(order) if node is wanted) for wanted in needed)
+    names, assignments = {}, []
+    for node in order[:last + 1]:
+        if isinstance(node, (gast.Name, gast.Constant, gast.Starred)):
+            continue
+        hint = "out" if node is inner else "where" if node is mask else "t"
+        names[id(node)] = temporary(hint)
+        assignments.append(gast.Assign(targets=[gast.Name(
+            id=names[id(node)], ctx=gast.Store(), annotation=None, type_comment=None)],
+            value=node, type_comment=None))
+
+    def named(node):
+        return _load(names[id(node)]) if id(node) in names else node
+    without_out.args = [named(node) for node in without_out.args]
+    without_out.keywords = [gast.keyword(arg=k.arg, value=named(k.value))
+                            for k in without_out.keywords]
+    return named(inner) if id(inner) in names else out, \
+        None if mask is None else named(mask), assignments
+
+
+def _unpacked(out, by_keyword: bool):
+    """`out`, or the one array of `(y,)` given by keyword."""
+    if by_keyword and isinstance(out, gast.Tuple) and len(out.elts) == 1:
+        return out.elts[0]
+    return out
 
 
 def _written_as(new, statement):

@@ -25,6 +25,7 @@ from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.exponent_logs import log_of_base, slope_base  # noqa: F401
 from ...runtime.derivatives.real_only import refuse_complex
+from ...runtime.primitives.out_writes import kept_where, masked_operand
 from ...runtime.primitives.math_special import gamma, lgamma, polygamma, polygamma_of
 from ...runtime.derivatives.structure import add, zeros_like
 from .core import adjoint, d, other_calls, tangent
@@ -251,6 +252,23 @@ def where_rule(z, condition, x, y):
 @tangent(np.where)
 def where_tangent(z, condition, x, y):
     d[z] = np.where(condition, d[x], d[y])
+
+
+# A ufunc's operand under where= (runtime/primitives/out_writes.py): x where the mask is True,
+# a constant where it is False; a Python number passed through as it is (kept_where knows).
+@adjoint(masked_operand)
+def masked_operand_rule(y, x, mask, safe):
+    d[x] = unbroadcast(kept_where(d[y], x, mask), x)
+
+
+@tangent(masked_operand)
+def masked_operand_tangent(y, x, mask, safe):
+    d[y] = kept_where(d[x], x, mask)
+
+
+@linear(kept_where)
+def kept_where_rule(y, value, x, mask):
+    d[value] = unbroadcast(kept_where(d[y], x, mask), value)
 
 
 @adjoint(np.nan_to_num)
