@@ -132,3 +132,32 @@ def test_an_array_method_given_out_by_position_is_refused_naming_the_line():
     # Traced, the write is NumPy's own.
     np.testing.assert_allclose(autotrace.function(clipped_by_a_method_with_out_by_position)(X),
                                clipped_by_a_method_with_out_by_position(X))
+
+
+def reductions_into_integers(x):
+    s, m, c = np.zeros(3, np.int64), np.zeros(2, np.int8), np.zeros(3, np.int32)
+    np.sum(x, axis=0, out=s)  # NumPy's reductions cast into out unsafely: truncated
+    x.max(axis=1, out=m)
+    np.add.accumulate(x[0], out=c)
+    return np.sum(x * 2.0) + np.sum(s) + np.sum(m) + np.sum(c)
+
+
+def einsum_into_float32(x):
+    o = np.zeros(2, np.float32)
+    np.einsum("ij->j", x, out=o)  # einsum's out must take the result safely
+    return np.sum(o)
+
+
+def test_reductions_cast_into_out_as_numpy_does_and_einsum_refuses_as_numpy_does():
+    x = np.array([[1.5, 2.5, -3.75], [3.5, 4.25, 0.5]])
+    for transform in (autotrace.function, lambda f: f):
+        assert transform(reductions_into_integers)(x) == reductions_into_integers(x)
+    np.testing.assert_array_equal(autotrace.grad(reductions_into_integers)(x), np.full((2, 3), 2.0))
+    message = ("Iterator requested dtype could not be cast from dtype('float64') to "
+               "dtype('float32'), the ")
+    with pytest.raises(TypeError, match=r"^Iterator requested dtype could not be cast"):
+        einsum_into_float32(x[:, :2])
+    for transform in (autotrace.function, autotrace.grad):
+        with pytest.raises(TypeError) as raised:
+            transform(einsum_into_float32)(x[:, :2])
+        assert str(raised.value).startswith(message)

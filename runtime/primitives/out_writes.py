@@ -60,9 +60,19 @@ def out_position(function) -> int | None:
 
 # NumPy functions whose out= follows a rule of its own, not a ufunc's same_kind cast of the
 # result: take and compress cast out to the array's dtype and back, which must be safe; dot
-# writes into an out of the result's dtype alone.
+# writes into an out of the result's dtype alone; einsum computes in the common dtype of its
+# operands and out, which must cast safely to out's. Reductions (and cumulative sums and
+# products, ufunc.reduce, .accumulate, .reduceat) cast their result into out unsafely: a float
+# sum into an integer out is truncated, as astype truncates; std, ptp, percentile, quantile
+# and round are not among them (NumPy's same_kind error of sqrt, subtract, add, rint).
 _OUT_CAST_BACK = frozenset({"take", "compress"})
 _OUT_EXACT = frozenset({"dot"})
+_OUT_COMMON_SAFE = frozenset({"einsum"})
+_OUT_UNSAFE = frozenset({
+    "sum", "prod", "mean", "var", "max", "min", "amax", "amin", "median", "all", "any",
+    "trace", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "nansum", "nanprod",
+    "nanmax", "nanmin", "nanmedian", "nanpercentile", "nanquantile", "nancumsum",
+    "nancumprod", "reduce", "accumulate", "reduceat"})
 
 
 def checked_out(value, out, function_name: str, filename: str | None = "<unknown>",
@@ -72,7 +82,8 @@ def checked_out(value, out, function_name: str, filename: str | None = "<unknown
     (`out[...] = checked_out(value, out, ...)`, transforms/front/out_arguments.py): NumPy's
     error, naming that line, where out's dtype is not one NumPy's out= takes for it (the call's
     `casting`, "same_kind" by default: no float into an integer array; for take and compress,
-    an out whose dtype casts safely to the result's; for dot, the result's dtype alone).
+    an out whose dtype casts safely to the result's; for dot, the result's dtype alone; for
+    einsum, one the result casts to safely; for reductions, any).
     A `filename` of None: the line of the code outside autotrace and NumPy that called it."""
     if filename is None:
         filename, line = code_site() or ("<unknown>", None)
@@ -84,6 +95,15 @@ def checked_out(value, out, function_name: str, filename: str | None = "<unknown
             raise TypeError(f"Cannot cast array data from {out_dtype!r} to {value_dtype!r} "
                             f"according to the rule 'safe' (numpy.{function_name} with out=: "
                             f"give out the dtype {value_dtype}){where}")
+    elif function_name in _OUT_COMMON_SAFE:
+        common = np.result_type(value_dtype, out_dtype)
+        if not np.can_cast(common, out_dtype, casting="safe"):
+            raise TypeError(f"Iterator requested dtype could not be cast from {common!r} to "
+                            f"{out_dtype!r}, the out operand's dtype, according to the rule "
+                            f"'safe' (numpy.{function_name} with out=: give out the dtype "
+                            f"{common}){where}")
+    elif function_name in _OUT_UNSAFE and casting == "same_kind":
+        pass  # (NumPy's reductions cast into out unsafely)
     elif function_name in _OUT_EXACT:
         if out_dtype != value_dtype:
             raise ValueError(f"output array is not acceptable (must have the right datatype, "
