@@ -158,7 +158,7 @@ def _passed_through(x) -> bool:
     """Whether `masked_operand` gives `x` as it is: a Python number (or a traced value standing
     for one), which NumPy reads as a weak scalar and which is one value at every element."""
     return isinstance(x, (bool, int, float, complex)) or bool(
-        getattr(type(x), "_weak", False) and x._weak)
+        hasattr(type(x), "_weak") and x._weak)
 
 
 def where_mask(where):
@@ -201,7 +201,8 @@ def masked_call(ufunc: np.ufunc, inputs: tuple, out, where, **kwargs):
         raise UntraceableError(unmasked_out_message(ufunc.__name__))
     if ufunc.nout != 1 or ufunc.signature is not None:
         raise UntraceableError(f"autotrace cannot trace numpy.{ufunc.__name__} with where=: "
-                               f"compute it without where= and select with np.where")
+                               f"compute it without where= and select with "
+                               f"np.where(m, value, out)")
     operands = [masked_operand(x, where, safe_operand(ufunc)) for x in inputs]
     return np.where(where_mask(where), ufunc(*operands, **kwargs), out[0])
 
