@@ -698,18 +698,18 @@ def sorts_in_place(x):
 OUT_AND_IN_PLACE_METHODS = [
     (sine_into_out_inside_a_sum, "np.sin(x, out=out)", "out=",
      "autotrace follows a call's out argument only where the call is a statement of its own, "
-     "or the whole value of an assignment or return, and out is a variable or an item of an "
-     "array variable (out=y, out=H[t + 1]); here np.sin(x, out=out): write it as a statement "
+     "or the whole value of an assignment or return, and out is a variable, an item of an "
+     "array variable or made by a call (out=y, out=H[t + 1], out=np.zeros_like(x)); here np.sin(x, out=out): write it as a statement "
      "of its own: out[...] = np.sin(x)"),
     (doubles_into_a_list_item, "2.0, rows[0])", "out=",
      "autotrace follows a call's out argument only where the call is a statement of its own, "
-     "or the whole value of an assignment or return, and out is a variable or an item of an "
-     "array variable (out=y, out=H[t + 1]); here np.multiply(x, 2.0, rows[0]): write it as a "
+     "or the whole value of an assignment or return, and out is a variable, an item of an "
+     "array variable or made by a call (out=y, out=H[t + 1], out=np.zeros_like(x)); here np.multiply(x, 2.0, rows[0]): write it as a "
      "statement of its own: rows[0] = np.multiply(x, 2.0)"),
     (clips_into_out_inside_a_product, "out=y", "out=",
      "autotrace follows a call's out argument only where the call is a statement of its own, "
-     "or the whole value of an assignment or return, and out is a variable or an item of an "
-     "array variable (out=y, out=H[t + 1]); here x.clip(0.0, 1.0, out=y): write it as a "
+     "or the whole value of an assignment or return, and out is a variable, an item of an "
+     "array variable or made by a call (out=y, out=H[t + 1], out=np.zeros_like(x)); here x.clip(0.0, 1.0, out=y): write it as a "
      "statement of its own: y[...] = x.clip(0.0, 1.0)"),
     (sorts_in_place, "A.sort()", ".sort",
      "autotrace cannot differentiate .sort(), which changes 'A' in place; compute a new value "

@@ -156,7 +156,16 @@ def logs_with_an_int_mask(x):
     return np.sum(c)
 
 
+def logs_inside_a_sum(x):
+    c = np.zeros_like(x)
+    return np.sum(np.log(x, out=c, where=x > 0))
+
+
 def test_refusals_and_numpys_errors():
+    with pytest.raises(TransformError) as raised:
+        autotrace.grad(logs_inside_a_sum)(X)
+    assert str(raised.value).endswith(
+        "write it as a statement of its own: result = np.log(x, out=c, where=x > 0)")
     line = inspect.getsourcelines(logs_without_out)[1] + 1
     advice = ("numpy.log with where= and no out=: NumPy leaves the elements that where= leaves "
               "out uninitialised (whatever the memory held); give out= the values they should "

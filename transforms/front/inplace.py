@@ -482,12 +482,16 @@ def _check_out_argument(call, location, namespace) -> None:
     found = out_argument(call, namespace)
     if found is not None:  # one that transforms/front/out_arguments.py could not rewrite
         out, plain = found
+        inner = out.elts[0] if isinstance(out, gast.Tuple) and len(out.elts) == 1 else out
+        masked = any(k.arg == "where" for k in plain.keywords)  # (it keeps out where m is False)
+        advice = (f"result = {_text(call)}" if masked or isinstance(inner, gast.Call) else
+                  f"{_assigned_into(out)} = {_text(plain)}")
         raise location.error(
             call, f"autotrace follows a call's out argument only where the call is a statement "
             f"of its own, or the whole value of an assignment or return, and out is a "
-            f"variable or an item of an array variable (out=y, out=H[t + 1]); here "
-            f"{_text(call)}: write it as a statement of its own: "
-            f"{_assigned_into(out)} = {_text(plain)}", "out=")
+            f"variable, an item of an array variable or made by a call (out=y, out=H[t + 1], "
+            f"out=np.zeros_like(x)); here {_text(call)}: write it as a statement of its own: "
+            f"{advice}", "out=")
 
 
 def _check_writing_function(call, location, namespace, is_statement: bool) -> None:
