@@ -103,6 +103,18 @@ def test_a_view_of_out_sees_the_write():
         np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+def test_the_safe_division_has_no_nan_in_the_denominators_gradient():
+    def f(a, b):
+        r = np.divide(a, b, out=np.zeros_like(a), where=b != 0)
+        return np.sum(r ** 2)
+    a = np.array([1.0, 2.0, 3.0])
+    b = np.array([2.0, 0.0, 4.0])
+    by_hand = (np.array([0.5, 0.0, 0.375]), np.array([-0.25, 0.0, -0.28125]))  # 2a/b², -2a²/b³
+    for transform in (autotrace.grad, lambda f, wrt: autotrace.function(autotrace.grad(f, wrt))):
+        for got, expected in zip(transform(f, wrt=(0, 1))(a, b), by_hand):
+            np.testing.assert_array_equal(got, expected)
+
+
 def test_the_gradient_reaches_outs_old_contents_and_a_python_number():
     def power_of(x, p, c):
         np.power(x, p, out=c, where=x > 0)
