@@ -78,31 +78,8 @@ from .tracer_eithers import EitherOutputs, assigned, on_each_path_call, refuse_w
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
                                      index_view, snapshot_copy, write_into)
 from ..errors import TracerConversionError
-
-_BOOL_MESSAGE = (
-    "cannot convert a traced value to a Python bool: this is control flow on a traced array "
-    "value; use autotrace.cond/while_loop or compute it outside the traced function")
-
-_PYTHON_VALUE_MESSAGE = (
-    "cannot convert a traced value to {what}: a traced value has no Python value while "
-    "tracing (it has one only when the graph runs). Keep it an array: compute with NumPy "
-    "functions (np.where to choose between values, autotrace.cond for a branch) and return "
-    "it, or leave this function untraced")
-
-_VALUE_MESSAGE = (
-    "cannot convert a traced value to {what}: its value is not known while tracing. If it is "
-    "being written into a NumPy array made inside the traced function (buffer[i] = value), "
-    "make that array from a traced one so it is traced too: np.zeros_like(x, shape=...)")
-
-_ITEM_MESSAGE = (
-    "cannot convert a traced value to a Python scalar (.item()): a traced value has no Python "
-    "value while tracing (it has one only when the graph runs). Index it instead, which keeps "
-    "a traced NumPy scalar: x.ravel()[0] for x.item(), x.ravel()[i] for x.item(i), x[i, j] "
-    "for x.item(i, j)")
-
-
-def _no_python_value(what: str) -> TracerConversionError:
-    return TracerConversionError(_PYTHON_VALUE_MESSAGE.format(what=what))
+from .tracer_messages import (BOOL_MESSAGE, ITEM_MESSAGE, VALUE_MESSAGE,
+                              no_python_value)
 
 
 class GraphBuilder:
@@ -315,7 +292,7 @@ class Tracer:
         if out is None:
             return result
         if not all(isinstance(target, Tracer) for target in out):
-            raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
+            raise TracerConversionError(VALUE_MESSAGE.format(what="a NumPy array (out=)"))
         operation = f"np.{ufunc.__name__}(..., out={{}})"
         for target in out:
             refuse_change_of_argument(target, operation)
@@ -344,30 +321,30 @@ class Tracer:
         return result
 
     def __array__(self, dtype=None, copy=None):
-        raise TracerConversionError(_VALUE_MESSAGE.format(
+        raise TracerConversionError(VALUE_MESSAGE.format(
             what="a NumPy array (np.asarray, np.array, or a function autotrace has no op for)"))
 
     # --- conversions to Python values --------------------------------------------------------
     def __bool__(self):
-        raise TracerConversionError(_BOOL_MESSAGE)
+        raise TracerConversionError(BOOL_MESSAGE)
 
     def __float__(self):
-        raise _no_python_value("a Python float")
+        raise no_python_value("a Python float")
 
     def __int__(self):
-        raise _no_python_value("a Python int")
+        raise no_python_value("a Python int")
 
     def __complex__(self):
-        raise _no_python_value("a Python complex")
+        raise no_python_value("a Python complex")
 
     def __index__(self):
-        raise _no_python_value("a Python int (an index)")
+        raise no_python_value("a Python int (an index)")
 
     def item(self, *args):
-        raise TracerConversionError(_ITEM_MESSAGE)
+        raise TracerConversionError(ITEM_MESSAGE)
 
     def tolist(self):
-        raise _no_python_value("a Python list (.tolist())")
+        raise no_python_value("a Python list (.tolist())")
 
     # --- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index):
@@ -458,7 +435,7 @@ def _write_out(operation: str, out, result, name: str):
     """`result` of NumPy's `name` written into `out` (a traced array or a tuple of one): out."""
     target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
     if not isinstance(target, Tracer):
-        raise TracerConversionError(_VALUE_MESSAGE.format(what="a NumPy array (out=)"))
+        raise TracerConversionError(VALUE_MESSAGE.format(what="a NumPy array (out=)"))
     refuse_change_of_argument(target, operation)  # (then NumPy's check of out's dtype)
     _write(target, checked_out(result, target, name, None), operation, "output array is read-only")
     return target
