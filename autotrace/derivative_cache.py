@@ -8,14 +8,22 @@ derivative reads globals, closure variables and defaults when it runs
 (transforms/analysis/live_names.py), so a cached one stays right while they change; one whose namespace
 now holds what it was not generated for (a rebound function) is made again.
 
+A closure made anew each step (`opt.minimize(lambda: ...)`, `grad(lambda w: loss(w, batch))`
+in a loop) is another function of the same code each time: its derivative is the one made for
+an earlier function of that code, rebound to its cells, defaults and globals where that is
+exactly right (transforms/codegen/rebinding.py), not generated again. The templates for that
+are kept for the most recent codes and transforms only (`_TEMPLATE_LIMIT`).
+
 Transforms run one at a time (transforms/analysis/live_names.py `transform_lock`).
 """
 from __future__ import annotations
 
 import collections
 import types
+import weakref
 from typing import Callable
 
+from autotrace.transforms.codegen.rebinding import DerivativeTemplate
 from autotrace.transforms.front.function_caches import made_from
 from autotrace.transforms.analysis.live_names import is_current, transform_lock
 
@@ -24,6 +32,10 @@ _RECENT_LIMIT = 64
 # Other callables (traced functions, callable objects): id -> (the callable, its derivatives),
 # the most recent last.
 _recent: "collections.OrderedDict" = collections.OrderedDict()
+_TEMPLATE_LIMIT = 128
+# (id of a Python function's code, transform key) -> (a weak reference to the code, the
+# DerivativeTemplate of its derivative), the most recent last.
+_templates: "collections.OrderedDict" = collections.OrderedDict()
 
 
 def _derivatives_of(f) -> dict:
@@ -46,5 +58,22 @@ def cached_derivative(f, key: tuple, make: Callable[[], Callable]) -> Callable:
         derivatives = _derivatives_of(f)
         derivative = derivatives.get((code,) + key)
         if derivative is None or not is_current(derivative):
-            derivative = derivatives[(code,) + key] = make()
+            derivative = derivatives[(code,) + key] = _made_for(f, code, key, make)
         return derivative
+
+
+def _made_for(f, code, key: tuple, make: Callable[[], Callable]) -> Callable:
+    """`make()`, or the derivative made for another function of `f`'s code, rebound to `f`."""
+    if not isinstance(f, types.FunctionType) or f.__code__ is not code:
+        return make()
+    entry = _templates.pop((id(code), key), None)
+    template = entry[1] if entry is not None and entry[0]() is code else None
+    derivative = None if template is None else template.bind(f)
+    if derivative is None:
+        derivative = make()
+        template = DerivativeTemplate.of(derivative, f)
+    if template is not None:
+        _templates[(id(code), key)] = (weakref.ref(code), template)
+        while len(_templates) > _TEMPLATE_LIMIT:
+            _templates.popitem(last=False)
+    return derivative

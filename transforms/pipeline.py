@@ -21,7 +21,6 @@ AUTOTRACE_DEBUG=generated prints each generated function as loaded.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -180,13 +179,33 @@ def reverse_function(func, wrt: WithRespectTo, *, session: Session, with_value: 
         # autotrace.function traces where a call in halves sat in a traced `if` or loop:
         # calls there run whole, the others still in halves.
         options = dict(with_value=with_value, checkpoint_every=checkpoint_every, split=split)
+        flags = session.with_whole_calls(outermost)
         generated.__autotrace_derivative__ = dataclasses.replace(
             derivative_record(generated),
-            whole_calls=functools.cache(lambda: reverse_function(
-                func, wrt, session=session.with_whole_calls(outermost), **options)),
-            top_calls=functools.cache(lambda: reverse_function(
-                func, wrt, session=session.with_whole_calls(outermost, "top"), **options)))
+            whole_calls=RebuiltWithCalls(func, wrt, flags, False, options),
+            top_calls=RebuiltWithCalls(func, wrt, flags, "top", options))
     return generated
+
+
+class RebuiltWithCalls:
+    """`func`'s reverse derivative built again, once, when first asked for (by a derivative of
+    it, a trace of it), with its calls run whole or (split_calls="top") in halves only outside
+    every `if` and loop: a record's `whole_calls` and `top_calls`."""
+
+    def __init__(self, func, wrt: WithRespectTo, flags: Session, split_calls, options: dict):
+        self.func, self.wrt, self.split_calls, self.options = func, wrt, split_calls, options
+        self.flags = flags  # a session never built in: its options only
+        self.made = None
+
+    def __call__(self):
+        if self.made is None:
+            session = self.flags.with_whole_calls(self.flags.outermost, self.split_calls)
+            self.made = reverse_function(self.func, self.wrt, session=session, **self.options)
+        return self.made
+
+    def for_function(self, func) -> "RebuiltWithCalls":
+        """The same for `func` (None: none yet), another function of the code func runs."""
+        return RebuiltWithCalls(func, self.wrt, self.flags, self.split_calls, self.options)
 
 
 @deferring_refusals

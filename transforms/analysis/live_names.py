@@ -55,10 +55,15 @@ def transform_token(value):
 
 
 def _same_to_the_transform(seen, value) -> bool:
-    """Whether code generated when a name held `seen` is right for `value`. Code for a number
-    that may be an integer (`LR = 1`) also serves a float: it leaves to the run whether
-    `x * LR` repeats a list."""
-    token, was = transform_token(value), transform_token(seen)
+    """Whether code generated when a name held `seen` is right for `value`."""
+    return serves(transform_token(seen), value)
+
+
+def serves(was: tuple, value) -> bool:
+    """Whether code generated when a name held a value of transform token `was` is right for
+    `value`. Code for a number that may be an integer (`LR = 1`) also serves a float: it
+    leaves to the run whether `x * LR` repeats a list."""
+    token = transform_token(value)
     return token == was or (was == ("kind", NUMBER) and token == ("kind", INEXACT))
 
 
@@ -166,6 +171,28 @@ class LiveNamespace(dict):
                     "follows the old value. Call autotrace.grad (or the transform you used) "
                     "again after rebinding it.", self.location.filename,
                     self.location.first_line, key)
+
+    def rebound(self, function, seen: dict, own_cells: dict, keep) -> "LiveNamespace":
+        """This namespace for `function` (None: for none yet), a function of the same code
+        whose names hold `seen`, values the same to the transform as those this one saw; the
+        generated code reads its own names through `own_cells`, and its other entries are
+        those whose value `keep(value)` (see transforms/codegen/rebinding.py)."""
+        namespace = LiveNamespace.__new__(LiveNamespace)
+        namespace.__dict__.update(self.__dict__)
+        for key, value in self.items():
+            if key not in self.own_cells and keep(value):
+                dict.__setitem__(namespace, key, value)
+        for key, cell in own_cells.items():
+            try:
+                dict.__setitem__(namespace, key, cell.cell_contents)
+            except ValueError:  # a placeholder, filled for a function
+                pass
+        namespace.function, namespace.own_cells, namespace.seen = function, own_cells, seen
+        namespace.cells = {} if function is None else dict(
+            zip(function.__code__.co_freevars, function.__closure__ or ()))
+        namespace.watched = tuple((key, namespace.cells.get(key), value)
+                                  for key, value in seen.items())
+        return namespace
 
     def is_current(self) -> bool:
         """Whether every name the transform read holds what the code was generated for."""
