@@ -77,6 +77,8 @@ class DerivativeTemplate:
         if len(tops) != 1:
             return None
         top = tops[0]
+        if any(key in top for key in function.__code__.co_freevars):
+            return None  # a closure variable the build bound to a value of its own
         user_cells = {id(cell): index for index, cell in enumerate(function.__closure__ or ())}
         tainted = ({id(function), id(derivative), id(top)}, set(user_cells))
         slots = []
