@@ -66,6 +66,9 @@ def _made_for(f, code, key: tuple, make: Callable[[], Callable]) -> Callable:
     """`make()`, or the derivative made for another function of `f`'s code, rebound to `f`."""
     if not isinstance(f, types.FunctionType) or f.__code__ is not code:
         return make()
+    # A rebound derivative runs a copy of its template's code (in a file of its own): its
+    # derivatives are those made for the derivative it was rebound from.
+    code = f.__dict__.get("__autotrace_template_code__", code)
     entry = _templates.pop((id(code), key), None)
     template = entry[1] if entry is not None and entry[0]() is code else None
     derivative = None if template is None else template.bind(f)

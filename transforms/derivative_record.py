@@ -41,6 +41,9 @@ object offers autotrace, or caches autotrace keeps on one:
 - `__autotrace_origin__`: the user's place a function autotrace wrote from their code came
   from (a specialized, partial or custom-gradient caller, a lifted function).
 - `__autotrace_converted_from__`: the function a function converted for tracing came from.
+- `__autotrace_template_code__`: of a derivative rebound to another closure of its function's
+  code (transforms/codegen/rebinding.py), the code of the derivative it was rebound from, whose
+  own derivatives it is given (autotrace/derivative_cache.py).
 - Caches (transforms/front/function_caches.py `made_from`): `__autotrace_derivatives__`,
   `__autotrace_implicit_derivatives__`, `__autotrace_runtime_derivatives__`,
   `__autotrace_converted__`, `__autotrace_specialized__`, `__autotrace_parameters_written__`,

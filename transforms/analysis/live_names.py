@@ -47,7 +47,11 @@ class StaleDerivativeError(TransformError):
 
 def transform_token(value):
     """What the transform depends on in `value`: functions, modules, classes and other callables
-    by identity; numbers, arrays and sequences by kind; anything else by its type."""
+    by identity; numbers, arrays and sequences by kind; anything else by its type. The check
+    a generated function runs first (`LiveNamespace.check`, which a derivative of it does not
+    run) is the same to the transform whichever namespace's it is."""
+    if getattr(value, "__func__", None) is LiveNamespace.check:
+        return ("check",)
     if callable(value) or isinstance(value, types.ModuleType):
         return ("is", id(value))
     kind = _value_kind(value)

@@ -164,6 +164,8 @@ class DerivativeTemplate:
         derivative.__kwdefaults__ = None if self.kwdefaults is None else dict(self.kwdefaults)
         derivative.__qualname__, derivative.__module__ = self.qualname, self.module
         derivative.__doc__ = self.doc
+        # (what a derivative of it is made from: the template made for this one's code)
+        derivative.__autotrace_template_code__ = self.code
         derivative.__autotrace_derivative__ = dataclasses.replace(
             self.record, primal=function, namespaces=[
                 namespace if kept is None else kept for kept in self.record.namespaces],
