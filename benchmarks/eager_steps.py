@@ -1,6 +1,6 @@
 """Eager training steps written the Keras/TF way, where the loss is a closure made anew each
 step: `opt.minimize(lambda: loss(...))`, `implicit_value_and_grad(loss)()` with `def loss()`
-inside the step, `autotrace.grad(lambda w: loss(w, batch))(w)` in a loop. Each such closure is
+inside the step, `autotrace.grad(lambda w: loss(w, batch))(w)` (or hessian) in a loop. Each such closure is
 a new function of the same code; its derivative is the one made for the first, rebound to its
 cells (transforms/codegen/rebinding.py), not generated again. Beside each, the same step with
 the loss defined once, which is what rebinding should come close to.
@@ -61,10 +61,14 @@ def functional_steps(rng):
     def value_and_grad_lambda():
         return at.value_and_grad(lambda v: mse(v, batch))(w)
 
+    def hessian_lambda():
+        return at.hessian(lambda v: mse(v, batch))(w)
+
     def grad_defined_once():
         return gradient_once(w, batch)
     return {"grad(lambda w: loss(w, batch))": grad_lambda,
             "value_and_grad(lambda w: loss(w, batch))": value_and_grad_lambda,
+            "hessian(lambda w: loss(w, batch))": hessian_lambda,
             "grad(loss) made once": grad_defined_once}
 
 
