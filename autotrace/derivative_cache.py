@@ -5,8 +5,8 @@ as the function and no longer; other callables (traced functions, objects) are k
 table of the most recent ones. The key is what the transform depends on: the function's code
 object (a reassigned `f.__code__` is a new function), the transform and its options. The
 derivative reads globals, closure variables and defaults when it runs
-(transforms/analysis/live_names.py), so a cached one stays right while they change; one whose namespace
-now holds what it was not generated for (a rebound function) is made again.
+(transforms/analysis/live_names.py), so a cached one stays right while they change; one whose
+namespace now holds what it was not generated for (a rebound function) is made again.
 
 A closure made anew each step (`opt.minimize(lambda: ...)`, `grad(lambda w: loss(w, batch))`
 in a loop) is another function of the same code each time: its derivative is the one made for

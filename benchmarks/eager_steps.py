@@ -1,8 +1,8 @@
 """Eager training steps written the Keras/TF way, where the loss is a closure made anew each
 step: `opt.minimize(lambda: loss(...))`, `implicit_value_and_grad(loss)()` with `def loss()`
-inside the step, `autotrace.grad(lambda w: loss(w, batch))(w)` (or hessian) in a loop. Each such closure is
-a new function of the same code; its derivative is the one made for the first, rebound to its
-cells (transforms/codegen/rebinding.py), not generated again. Beside each, the same step with
+inside the step, `autotrace.grad(lambda w: loss(w, batch))(w)` (or hessian) in a loop. Each
+such closure is a new function of the same code; its derivative is the one made for the first,
+rebound to its cells (transforms/codegen/rebinding.py), not generated again. Beside each, the same step with
 the loss defined once, which is what rebinding should come close to.
 
     python benchmarks/eager_steps.py [--steps 200]
