@@ -44,7 +44,9 @@ class DerivativeTemplate:
         self.module, self.doc = derivative.__module__, derivative.__doc__
         self.defaults = derivative.__defaults__
         self.kwdefaults = derivative.__kwdefaults__
-        self.globals_id = id(derivative.__globals__)  # (no reference: it would keep the module)
+        # The module's globals, by identity and name (no reference: it would keep the module).
+        self.globals_id = id(derivative.__globals__)
+        self.globals_name = derivative.__globals__.get("__name__")
         self.slots, self.watched = slots, watched
         own_names = {}  # the top namespace's own names -> a slot of the closure, or a cell
         slot_of = {id(cell): index for index, cell in enumerate(derivative.__closure__)}
@@ -133,7 +135,7 @@ class DerivativeTemplate:
         None where one of its names holds what the transform would have generated other code
         for."""
         globals_ = function.__globals__
-        if id(globals_) != self.globals_id:
+        if id(globals_) != self.globals_id or globals_.get("__name__") != self.globals_name:
             return None
         closure = function.__closure__ or ()
         seen = {}
