@@ -29,11 +29,12 @@ _UNDIFFERENTIATED = {gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^", gast.L
                      gast.RShift: ">>"}
 
 
-def binary_operator(node, location):
+def binary_operator(node, location, is_active):
     """The NumPy function whose rules the operator of the BinOp `node` uses; for one with no
-    derivative, whose operands carry gradient, a TransformError at the line."""
+    derivative, None where no operand `is_active` (a mask `m | n`, whose name a derivative's
+    stack may make look active), else a TransformError at the line."""
     function = BINARY_OPERATORS.get(type(node.op))
-    if function is None:
+    if function is None and (is_active(node.left) or is_active(node.right)):
         raise location.error(
             node, f"autotrace cannot differentiate `{_UNDIFFERENTIATED[type(node.op)]}` of "
             f"values that carry gradient: it differentiates arithmetic operators (for dicts, "

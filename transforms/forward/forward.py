@@ -241,8 +241,8 @@ class ForwardMode(DerivativeMode):
             if (isinstance(value.op, gast.Add) and self.sequences is not None
                     and self.sequences.operation(primal, value) != ARRAY):
                 return self.concatenation_tangent(primal, value)
-            return self.apply_rule(binary_operator(value, self.location), primal,
-                                   [value.left, value.right], [], node)
+            return self.apply_rule(binary_operator(value, self.location, self.is_active),
+                                   primal, [value.left, value.right], [], node)
         if isinstance(value, gast.UnaryOp) and type(value.op) in UNARY_OPERATORS:
             return self.apply_rule(UNARY_OPERATORS[type(value.op)], primal, [value.operand],
                                    [], node)
@@ -308,12 +308,12 @@ class ForwardMode(DerivativeMode):
 
     def apply_rule(self, function, primal, args, keywords, node, called=False):
         """`primal = function(*args)`'s tangent: a call if `called`, else Python's operator."""
-        rule = tangent_rules.get(function)
-        if rule is None:
-            raise self.no_rule(function, node)
         if not any(self.is_active(a) or isinstance(a, gast.Tuple) and any(
                 self.is_active(e) for e in a.elts) for a in args + [k.value for k in keywords]):
             return None
+        rule = tangent_rules.get(function)
+        if rule is None:
+            raise self.no_rule(function, node)
         kwargs = {k.arg: k.value for k in keywords}
         try:
             rule.bind(args, kwargs)

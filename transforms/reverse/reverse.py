@@ -515,7 +515,9 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
             if value.id in self.active:
                 out += self.accumulate(value.id, gradient, state)
         elif isinstance(value, gast.BinOp):
-            function = binary_operator(value, self.location)
+            function = binary_operator(value, self.location, self.is_active)
+            if function is None:
+                return out  # bits of values without gradient: none to send
             if isinstance(value.op, (gast.Add, gast.Mult)) and self.sequences is not None:
                 # `+` and `*` on lists and tuples concatenate and repeat
                 kind = self.sequences.operation(primal, value)
