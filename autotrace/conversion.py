@@ -94,6 +94,11 @@ def for_tracing(function):
         return known
 
 
+# The methods of a NumPy array that NumPy's functions of their names are, the array first
+# (F.dot(u) is np.dot(F, u)): converted code calls those, which see traced arguments.
+_ARRAY_METHODS_AS_FUNCTIONS = frozenset({"dot", "clip", "take", "searchsorted"})
+
+
 def converted(callee):
     """What converted code calls for `callee(...)`: the converted version of a user function
     (an autotrace.function's Python function, a method's function), else `callee` itself.
@@ -101,6 +106,10 @@ def converted(callee):
     if isinstance(getattr(callee, "__self__", None), NUMPY_GENERATORS):
         _warn_of_a_frozen_draw(callee, sys._getframe(1))
     note_own_rule(callee)
+    if type(getattr(callee, "__self__", None)) is np.ndarray and getattr(
+            callee, "__name__", None) in _ARRAY_METHODS_AS_FUNCTIONS:
+        # a NumPy array's method reads a traced argument as an array, which it cannot be
+        return functools.partial(converted(getattr(np, callee.__name__)), callee.__self__)
     try:
         replacement = NUMPY_REPLACEMENTS.get(callee) or _CONVERTING_CALLERS.get(callee)
         numpy_callee = reads_arrays(callee)

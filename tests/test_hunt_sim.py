@@ -1,8 +1,10 @@
 """Simulation, assembly, geometry and signal programs whose derivatives once went wrong or were
 refused."""
 import numpy as np
+import pytest
 
 import autotrace
+from autotrace.runtime.tracing.control import ControlFlowError
 from tests.numeric import central_difference
 
 
@@ -22,3 +24,62 @@ def test_second_derivatives_through_a_mask_joined_with_bitwise_or():
     np.testing.assert_allclose(autotrace.hessian(heat_with_fixed_ends)(u), expected,
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(autotrace.jacrev(gradient)(u), expected, rtol=1e-6, atol=1e-8)
+
+
+# --- a stiffness matrix assembled with np.add.at into np.zeros, in a traced function -----------
+
+def bar_compliance(stiffness):
+    elements = stiffness.size
+    K = np.zeros((elements + 1, elements + 1))
+    for e in range(elements):
+        rows = np.array([e, e, e + 1, e + 1])
+        columns = np.array([e, e + 1, e, e + 1])
+        np.add.at(K, (rows, columns), stiffness[e] ** 3 * np.array([1.0, -1.0, -1.0, 1.0]))
+    K[0, :] = 0.0
+    K[:, 0] = 0.0
+    K[0, 0] = 1.0
+    load = np.ones(elements + 1)
+    load[0] = 0.0
+    return load.dot(np.linalg.solve(K, load))
+
+
+def test_traced_assembly_with_add_at_and_a_dot_method_of_a_numpy_array():
+    stiffness = np.array([0.8, 1.1, 0.9, 1.3])
+    traced = autotrace.function(bar_compliance)
+    for _ in range(2):  # the traced call and the cached graph
+        result = traced(stiffness)
+        assert type(result) is np.float64
+        assert result == pytest.approx(bar_compliance(stiffness), rel=1e-14)  # (the solve's)
+    # springs in series loaded at every node: element e carries the 4 - e loads beyond it, and
+    # the compliance is the sum of (4 - e) ** 2 / stiffness[e] ** 3
+    expected = -3 * np.array([16, 9, 4, 1]) / stiffness ** 4
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(bar_compliance))(stiffness),
+                               expected, rtol=1e-12)
+    batch = np.stack([stiffness, stiffness[::-1]])
+    np.testing.assert_allclose(autotrace.vmap(bar_compliance)(batch),
+                               [bar_compliance(s) for s in batch], rtol=1e-12)
+    single = stiffness.astype(np.float32)
+    assert traced(single).dtype == bar_compliance(single).dtype
+
+
+def assembled_into_float32(values):
+    K = np.zeros(3, dtype=np.float32)
+    np.add.at(K, np.array([0, 2, 2]), values)
+    return K
+
+
+def add_at_into_a_shared_array(values):
+    K = np.zeros(3)
+    row = K[1:]
+    np.add.at(K, np.array([0, 1, 1]), values)
+    return row
+
+
+def test_add_at_into_an_array_made_in_a_traced_function():
+    values = np.array([1.0, 2.0, 3.0])
+    result = autotrace.function(assembled_into_float32)(values)
+    assert result.dtype == np.float32
+    np.testing.assert_array_equal(result, [1.0, 0.0, 5.0])
+    with pytest.raises(ControlFlowError, match=r"'K' alone a new traced value, and 'row' "
+                                               r"would keep the old contents"):
+        autotrace.function(add_at_into_a_shared_array)(values)

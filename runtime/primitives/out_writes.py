@@ -17,8 +17,8 @@ import numpy as np
 
 from ..array_api import numpy_dtype
 from ..devices import array_module
-from .index import get_item, indexes_a_view, is_integer_index
-from .registry import UntraceableError
+from .index import add_at, as_array, get_item, holds_traced, indexes_a_view, is_integer_index
+from .registry import UntraceableError, is_traced
 from ..user_frames import code_site
 
 
@@ -213,3 +213,19 @@ def unmasked_out_message(name: str, call: str | None = None, verb: str = "trace"
     return (f"autotrace cannot {verb} numpy.{name} with where= and no out=: NumPy leaves the "
             f"elements that where= leaves out uninitialised (whatever the memory held); give "
             f"out= the values they should keep, as in {call}")
+
+
+def added_at(target, index, values):
+    """What `np.add.at(target, index, values)` leaves in `target`, for converted code, which
+    writes it back (`target[...] = added_at(target, index, values)`,
+    transforms/front/out_arguments.py): with traced values or indices, a new traced value
+    (repeated indices add up), which that write makes a NumPy array made in the function take
+    as any traced write; else NumPy's own np.add.at, in place, and `target` itself."""
+    if is_traced(target) or not isinstance(target, np.ndarray) or not (
+            holds_traced(index) or holds_traced(values)):
+        np.add.at(target, index, values)  # (a traced target: tracer.py's, in place)
+        return target
+    given = as_array(values)
+    # NumPy's error where the sum does not cast to target's dtype (an int array, float values)
+    np.add.at(np.zeros(0, target.dtype), np.zeros(0, np.intp), np.zeros(0, given.dtype))
+    return add_at(target, index, given)

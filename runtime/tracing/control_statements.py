@@ -37,7 +37,8 @@ from ..primitives.diagonal_fill import diagonal_index, diagonal_values
 from .filled_arrays import REPLACEMENTS as FILLED_ARRAYS
 from .math_functions import REPLACEMENTS as MATH_FUNCTIONS
 from ..primitives.index import as_array, holds_traced, stacked
-from ..primitives.out_writes import checked_out, checked_out_item, masked_operand
+from ..primitives.out_writes import (added_at, checked_out, checked_out_item,
+                                     masked_operand)
 from ..primitives.registry import in_trace_of
 from ..primitives.memory import ONLY_THE_CONTAINERS
 from ..primitives.weak_inputs import python_number_as
@@ -235,6 +236,7 @@ HELPERS = {"if_stmt": if_stmt, "while_stmt": while_stmt, "for_stmt": for_stmt, "
            "tracing_error_caught": tracing_error_caught, "unsuppressing": unsuppressing,
            "SavedValues": SavedValues,
            "checked_out": checked_out, "checked_out_item": checked_out_item,
+           "added_at": added_at,
            "refuse_outside_write": refuse_outside_write,
            "indexable": indexable, "refuse_traced_writes": refuse_traced_writes,
            "diagonal_index": diagonal_index, "diagonal_values": diagonal_values,

@@ -22,7 +22,7 @@ from .control_flow_calls import HELPER_NAMES, helper, may_be_traced_index
 from ..derivative_record import derivative_record, source_of
 from ..codegen.naming import Namer, names_in
 from ..front.parsing import namespace_of, parse_function, resolve
-from ..front.out_arguments import rewrite_out_arguments
+from ..front.out_arguments import rewrite_add_at, rewrite_out_arguments
 from ..front.class_method_calls import rewrite_class_method_calls
 from ..codegen.templates import name
 from ..codegen.nodes import to_ast, walk
@@ -70,6 +70,7 @@ def convert(function, helpers: dict):
     rewrite_out_arguments(tree, namespace_of(original), helper,
                           lambda statement: (code.co_filename, statement.lineno),
                           Namer(names_in(tree)).temporary)
+    rewrite_add_at(tree, namespace_of(original), helper)  # np.add.at(K, i, v) likewise
     for node in walk(tree):
         setattr(node, _USER, True)
     namer = Namer(names_in(tree))

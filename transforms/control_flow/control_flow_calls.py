@@ -26,9 +26,9 @@ HELPER_NAMES = ("if_stmt", "while_stmt", "for_stmt", "if_exp", "and_", "or_", "n
                 "range_", "Undefined", "converted", "set_item", "in_place_target",
                 "python_test", "tracing_error_caught", "unsuppressing",
                 "SavedValues",
-                "checked_out", "checked_out_item", "refuse_outside_write", "indexable",
-                "refuse_traced_writes", "diagonal_index", "diagonal_values", "binary",
-                "masked_operand", "where")
+                "checked_out", "checked_out_item", "added_at", "refuse_outside_write",
+                "indexable", "refuse_traced_writes", "diagonal_index", "diagonal_values",
+                "binary", "masked_operand", "where")
 
 
 # Builtins whose calls go through `converted` all the same: max and min compare values as

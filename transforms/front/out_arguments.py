@@ -45,6 +45,13 @@ primitives/diagonal_fill.py), as `a[i, i] = v` is one:
     np.fill_diagonal(a, v)   ->  a[diagonal_index(a, False)] = diagonal_values(v, a, False)
 
 Elsewhere it is refused (inplace.py).
+
+np.add.at writes into its first argument too. Converted code (`autotrace.function`) takes a
+statement `np.add.at(a, index, v)` with a a variable as that write, so that an array made in
+the function (`K = np.zeros((n, n))`) given traced values becomes traced as with `K[i] += v`
+(the derivatives' front end makes it a value instead, inplace.py):
+
+    np.add.at(K, idx, ke)   ->  K[...] = added_at(K, idx, ke)
 """
 from __future__ import annotations
 
@@ -123,6 +130,33 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper, p
                 setattr(node, field, [rewritten for statement in statements for rewritten
                                       in _rewrite(statement, namespace, helper, place,
                                                   containers, temporary)])
+
+
+def rewrite_add_at(function: gast.FunctionDef, namespace: dict, helper) -> None:
+    """Rewrite each statement `np.add.at(a, index, v)`, a a variable, into the write into a it
+    is, `a[...] = added_at(a, index, v)` (runtime/primitives/out_writes.py), for converted
+    code (see the module docstring). helper(name): the name converted code calls a runtime
+    helper by."""
+    for node in walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and statements:
+                setattr(node, field, [_add_at_write(statement, namespace, helper)
+                                      for statement in statements])
+
+
+def _add_at_write(statement, namespace, helper):
+    call = statement.value if isinstance(statement, gast.Expr) else None
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "at" and resolve(call.func.value, namespace) is np.add
+            and len(call.args) == 3 and not call.keywords and isinstance(call.args[0], gast.Name)
+            and not any(isinstance(argument, gast.Starred) for argument in call.args)):
+        return statement
+    target = call.args[0].id
+    value = gast.Call(func=_load(helper("added_at")), args=list(call.args), keywords=[])
+    written = gast.Subscript(value=_load(target), slice=gast.Constant(value=Ellipsis, kind=None),
+                             ctx=gast.Store())
+    return _written_as(gast.Assign(targets=[written], value=value, type_comment=None), statement)
 
 
 def _containers(function) -> set:
