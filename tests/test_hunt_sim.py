@@ -83,3 +83,33 @@ def test_add_at_into_an_array_made_in_a_traced_function():
     with pytest.raises(ControlFlowError, match=r"'K' alone a new traced value, and 'row' "
                                                r"would keep the old contents"):
         autotrace.function(add_at_into_a_shared_array)(values)
+
+
+# --- a rotation block written as a list of traced scalars: `R[:2, :2] = [[c, -s], [s, c]]` ------
+
+def rotated_about_z(angles):
+    R = np.eye(3)
+    c, s = np.cos(angles[0]), np.sin(angles[0])
+    R[:2, :2] = [[c, -s], [s, c]]
+    R[2] = [0.0, angles[1], 1.0]
+    return np.sum(R @ np.array([1.0, 2.0, 3.0]) * np.array([0.5, -1.0, 2.0]))
+
+
+def row_broadcast_from_a_list(x):
+    M = np.zeros((3, 2))
+    M[:, :] = [x[0], x[1] ** 2]  # one row, written into each of the three
+    return np.sum(M * np.arange(6.0).reshape(3, 2))
+
+
+@pytest.mark.parametrize("f", [rotated_about_z, row_broadcast_from_a_list],
+                         ids=lambda f: f.__name__)
+def test_a_list_of_traced_values_written_into_an_array(f):
+    x = np.array([0.3, 0.5])
+    # rotated_about_z: 0.5 (c - 2 s) - (s + 2 c) + 2 (2 x1 + 3)
+    # row_broadcast_from_a_list: (0 + 2 + 4) x0 + (1 + 3 + 5) x1 ** 2
+    expected = {rotated_about_z: [-0.5 * np.sin(0.3) - np.cos(0.3) - np.cos(0.3)
+                                  + 2 * np.sin(0.3), 4.0],
+                row_broadcast_from_a_list: [6.0, 18 * 0.5]}[f]
+    np.testing.assert_allclose(autotrace.grad(f)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x), expected, rtol=1e-12)
+    assert autotrace.function(f)(x) == pytest.approx(f(x), rel=1e-15)

@@ -30,7 +30,8 @@ from ..state import deposit, holds_state
 
 def _sum_to(gradient, value):
     """`gradient` summed over the axes that broadcasting added to `value`'s shape."""
-    shape = getattr(value, "shape", ())
+    shape = _list_shape(value) if isinstance(value, (list, tuple)) and hasattr(
+        gradient, "shape") else getattr(value, "shape", ())  # (a list written into an array)
     if getattr(gradient, "shape", ()) == shape:
         return gradient
     if not hasattr(gradient, "ndim"):
@@ -46,6 +47,13 @@ def _sum_to(gradient, value):
             return float(real_part(gradient))
         return gradient
     return gradient
+
+
+def _list_shape(value) -> tuple:
+    """The shape NumPy reads `value`, a (nested) list of alike items too, as."""
+    if isinstance(value, (list, tuple)):
+        return (len(value),) + (_list_shape(value[0]) if value else ())
+    return tuple(getattr(value, "shape", ()))
 
 
 def _basic_index(index) -> bool:
@@ -198,8 +206,7 @@ def item_gradient(gradient, index, value):
         if holds_traced(index):  # (in the graph; `[0, p]` with p traced is traced too)
             selected = selected * _kept_writes(None, tuple(gradient.shape), index,
                                                tuple(selected.shape))
-        else:  # (the mask reads the shapes and the index alone: a constant of a traced
-            # gradient)
+        else:  # (the mask reads the shapes and the index alone: a traced gradient's constant)
             kept = _kept_writes(np if _is_traced(gradient) else array_module(gradient),
                                 tuple(gradient.shape), index, tuple(selected.shape))
             if not bool(kept.all()):

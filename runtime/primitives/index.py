@@ -516,8 +516,8 @@ def set_item(target, index, value):
     if is_traced(target):
         target[index] = value
         return target
-    if is_traced(value) or holds_traced(index):  # (`[0, p]` with p traced, too)
-        return setitem(target, index, value)
+    if holds_traced(value) or holds_traced(index):  # (`[0, p]` with p traced, too)
+        return setitem(target, index, as_array(value))  # (a list of traced values: stacked)
     target[index] = value
     return target
 
