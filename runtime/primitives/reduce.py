@@ -383,3 +383,6 @@ def bind_searchsorted(a, v, side="left", sorter=None):
         before = np.logical_or(before, np.logical_and(nan, np.logical_not(np.isnan(a)))
                                if side == "left" else nan)
     return np.sum(before, axis=-1, dtype=np.intp)
+
+
+array_method(np.searchsorted)  # grid.searchsorted(v): its index, an integer of no gradient
