@@ -5,7 +5,7 @@ import pytest
 
 import autotrace
 from autotrace.runtime.tracing.control import ControlFlowError
-from tests.numeric import central_difference
+from tests.numeric import central_difference, check_every_mode
 
 
 # --- a boundary mask `a | b` in a time loop: its name is saved on the gradient's stack -----------
@@ -132,3 +132,18 @@ def test_the_searchsorted_method_of_an_array_gives_an_index_of_no_gradient():
     np.testing.assert_allclose(autotrace.function(autotrace.grad(table_lookup))(x),
                                [2 * 0.75, 2 * 1.25], rtol=1e-12)
     assert autotrace.function(table_lookup)(x) == table_lookup(x)
+
+
+# --- starred assignment: `coef, *_ = np.linalg.lstsq(...)`, `*init, last = values` -------------
+
+def fitted_decay(p):
+    t = np.linspace(0.0, 1.0, 6)
+    A = np.stack([np.ones_like(t), t], axis=1)
+    coef, *_ = np.linalg.lstsq(A, p[1] * np.exp(-p[0] * t), rcond=None)
+    *earlier, last = [p[0], p[1] ** 2, p[0] * p[1]]
+    return coef[1] + last * len(earlier) + earlier[1]
+
+
+def test_starred_assignment_with_the_starred_name_first_or_last():
+    p = np.array([0.7, 1.3])
+    check_every_mode(fitted_decay, p)

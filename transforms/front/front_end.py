@@ -67,6 +67,7 @@ from ..analysis.given_function_checks import check_functions_given, guard_functi
 from ..analysis.reduced_writes import check_reduced_writes, guard_reduced_calls
 from ..reverse.built_objects_and_super import (check_constructions, explicit_super, objects_built,
                       parse_fields_function, replace_calls)
+from .starred_targets import spell_out_starred_targets
 from .out_arguments import rewrite_out_arguments
 from .parsing import parse_function, resolve
 from .partials import check_partials, partial_caller
@@ -307,6 +308,7 @@ def state_writes(unit: Unit) -> None:
 
 def starred(unit: Unit) -> None:
     spell_out_starred(unit.function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
+    spell_out_starred_targets(unit.function)  # a, *rest = v: a = v[0]; rest = list(v[1:])
 
 
 def super_calls(unit: Unit) -> None:
