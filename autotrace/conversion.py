@@ -96,7 +96,7 @@ def for_tracing(function):
 
 # The methods of a NumPy array that NumPy's functions of their names are, the array first
 # (F.dot(u) is np.dot(F, u)): converted code calls those, which see traced arguments.
-_ARRAY_METHODS_AS_FUNCTIONS = frozenset({"dot", "clip", "take", "searchsorted"})
+_ARRAY_METHODS_AS_FUNCTIONS = frozenset({"dot", "take", "searchsorted"})
 
 
 def converted(callee):
