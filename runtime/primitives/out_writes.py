@@ -226,6 +226,7 @@ def added_at(target, index, values):
         np.add.at(target, index, values)  # (a traced target: tracer.py's, in place)
         return target
     given = as_array(values)
-    # NumPy's error where the sum does not cast to target's dtype (an int array, float values)
-    np.add.at(np.zeros(0, target.dtype), np.zeros(0, np.intp), np.zeros(0, given.dtype))
+    dtype = given.dtype if hasattr(given, "dtype") else np.asarray(given).dtype  # (1.0 too)
+    # NumPy's error where the sum does not cast to target's dtype
+    np.add.at(np.zeros(0, target.dtype), np.zeros(0, np.intp), np.zeros(0, dtype))
     return add_at(target, index, given)
