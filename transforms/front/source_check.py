@@ -8,7 +8,10 @@ compiled (how a free name is reached, jump offsets, line numbers).
 """
 from __future__ import annotations
 
+import __future__
 import dis
+import functools
+import operator
 import textwrap
 
 from ..codegen.codegen import to_source
@@ -17,6 +20,8 @@ from ..errors import TransformError
 _SKIPPED = {"RESUME", "PUSH_NULL", "COPY_FREE_VARS", "MAKE_CELL", "NOP", "CACHE", "PRECALL",
             "EXTENDED_ARG"}
 _JUMPS = set(dis.hasjrel) | set(dis.hasjabs)
+_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, name).compiler_flag
+                                                 for name in __future__.all_feature_names))
 
 
 def _access(opname: str) -> str:
@@ -91,8 +96,11 @@ def _compiled(node, code, filename: str):
     if code.co_freevars:
         source = ("def __autotrace_enclosing__():\n    " + " = ".join(code.co_freevars)
                   + " = None\n" + textwrap.indent(source, "    "))
+    # The flags of the user's `from __future__` imports, not this module's: a class body's
+    # annotations compile to strings only under `annotations`.
+    future_flags = code.co_flags & _FUTURE_FLAGS
     try:
-        module = compile(source, filename, "exec")
+        module = compile(source, filename, "exec", flags=future_flags, dont_inherit=True)
     except SyntaxError:
         return None
     pending = [module]
