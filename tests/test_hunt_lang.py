@@ -1,16 +1,92 @@
 """Python as people write it, differentiated: namedtuple classes made inside the function or
 passed in, classes and builtins called through a variable, a class defined in the function;
 against finite differences, or the refusal that says what to write instead."""
+import collections
 import os
+import typing
 
 import numpy as np
 import pytest
 
 import autotrace
 from autotrace import TransformError
+from tests.numeric import central_difference
 
 THIS_FILE = os.path.abspath(__file__)
 X = np.array([0.3, -1.2, 0.7, 1.1])
+
+
+class Pair(typing.NamedTuple):
+    a: np.ndarray
+    b: float = 2.0
+
+
+def _local_namedtuple(x):
+    State = collections.namedtuple("State", "a b")
+    s = State(x[0], x[1])
+    for _ in range(2):
+        s = State(s.a * s.b, s.a + np.sin(s.b))
+    return s.a + 3 * s.b
+
+
+def _namedtuple_by_keyword(x):
+    State = collections.namedtuple("State", "a b", defaults=(0.5,))
+    s = State(a=x * 3)
+    return np.sum(s.a * s.b)
+
+
+def _built_by(x, cls):
+    p = cls(x ** 2)
+    return np.sum(p.a * p.b)
+
+
+@pytest.mark.parametrize("f, cls", [
+    (_local_namedtuple, None), (_namedtuple_by_keyword, None), (_built_by, Pair),
+    (_built_by, collections.namedtuple("Pair", "a b", defaults=(3.0,)))],
+    ids=["local", "keyword", "typing", "collections"])
+def test_namedtuple_class_called_through_a_variable(f, cls):
+    """A namedtuple class made in the function, or passed to it, is built from its fields in
+    every mode (reverse mode gave None for the gradient: the class was taken for a
+    constant)."""
+    args = () if cls is None else (cls,)
+    expected = central_difference(lambda x: f(x, *args), X)
+    np.testing.assert_allclose(autotrace.grad(f)(X, *args), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.vjp(f, X, *args)[1](1.0)[0], expected,
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(X, *args), expected,
+                               rtol=1e-6, atol=1e-8)
+    direction = np.array([0.5, -1.0, 2.0, 0.25])
+    value, tangent = autotrace.forward(f)(X, *args, tangent=direction)
+    assert value == pytest.approx(f(X, *args))
+    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6)
+
+
+class _Record(dict):
+    pass
+
+
+def _record_through(x, make):
+    held = make(a=x * 3)
+    return np.sum(held["a"])
+
+
+def _sorted_through(x, make):
+    held = make([x[0] * 3, x[1]])
+    return held[0] + 2 * held[1]
+
+
+@pytest.mark.parametrize("f, make, message", [
+    (_record_through, _Record, "autotrace cannot differentiate building a _Record from "
+                               "values that carry gradient: it derives from dict"),
+    (_sorted_through, sorted, "autotrace differentiates sorted(...) called by its name, not "
+                              "through a variable that holds it: call sorted itself")])
+def test_callee_taken_for_a_constant_that_holds_its_arguments_is_refused(f, make, message):
+    """A class autotrace cannot build from its fields, or sorted, called through a variable
+    with values that carry gradient is refused at the user's line (it gave None)."""
+    with pytest.raises(TransformError) as error:
+        autotrace.grad(f)(X, make)
+    assert str(error.value).startswith(message)
+    assert "held = make(" in str(error.value)
 
 
 def _defines_a_class(x):

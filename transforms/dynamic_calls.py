@@ -28,7 +28,7 @@ from .called_functions import (asks_for_self, bound_object, caller_of, classify_
                                derivative_of, forward_derivative_of, has_tangent,
                                object_with_gradient, unbind_method, unbound_call)
 from .errors import TransformError
-from .reverse.built_objects_and_super import as_function
+from .reverse.built_objects_and_super import as_function, unsupported_construction
 from .front.python_versions import operator_method_version
 from .front.varargs import for_call
 from .analysis.random_draws import refuse_draws_in
@@ -92,6 +92,7 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     if asked and not with_self:  # (the object's gradient passes the call unchanged)
         return (after,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
+        _refuse_holding_arguments(func)
         return (after,) * with_self + tuple(None for _ in wrt.items)
     bound_self = bound_object(func)
     func, args, wrt = unbind_method(func, args, wrt)
@@ -123,6 +124,27 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
             + _calling_line())
     derivative = _as_called(derivative_of(func, wrt, implicit))
     return derivative(*args, **{seed_keyword(func): dy}, **kwargs)
+
+
+# Builtins that autotrace differentiates where they are called by name (the front end writes
+# them out) and takes for constants otherwise: their values hold their arguments.
+_HOLDING_BUILTINS = (sorted, reversed, enumerate, zip)
+
+
+def _refuse_holding_arguments(func) -> None:
+    """Refuse a call, made through a variable, of a callee taken for a constant whose value
+    holds its arguments' values (a class it cannot build from its fields, sorted): the
+    gradient that reaches them through the value would be lost."""
+    if isinstance(func, type):
+        reason = unsupported_construction(func)
+        if reason is not None:
+            raise TransformError(
+                f"autotrace cannot differentiate building a {func.__name__} from values that "
+                f"carry gradient: {reason}" + _calling_line())
+    if any(func is builtin for builtin in _HOLDING_BUILTINS):
+        raise TransformError(
+            f"autotrace differentiates {func.__name__}(...) called by its name, not through "
+            f"a variable that holds it: call {func.__name__} itself" + _calling_line())
 
 
 def _called(func) -> str:

@@ -32,6 +32,7 @@ import weakref
 import gast
 
 from ...runtime.derivatives.built_objects import build_object, replaced_dataclass
+from ...runtime.derivatives.items import build_namedtuple
 from ...runtime.derivatives.objects import generated_dataclass_init
 from ..analysis.calls import FieldsOf
 from ..codegen.codegen import load_function
@@ -192,9 +193,12 @@ def _package(cls) -> str:
 
 def as_function(func):
     """What vjp_call and jvp_call differentiate for a call of `func` made through a variable
-    (`make(x)`, `make` an argument): for a class of the user's, a function that builds it as
-    differentiated code does (`build_object(cls, fields_of_cls(...))`), made once per class;
-    anything else, itself."""
+    (`make(x)`, `make` an argument, a namedtuple class made in the function): for a class of
+    the user's, a function that builds it as differentiated code does (`build_object(cls,
+    fields_of_cls(...))`, `build_namedtuple(cls, (...))`), made once per class; anything
+    else, itself."""
+    if _namedtuple_class(func):
+        return _made_for(func, "__autotrace_class_caller__", _namedtuple_caller)
     if not _builds_by_fields(func):
         return func
     return _made_for(func, "__autotrace_class_caller__", lambda cls: (
@@ -230,6 +234,32 @@ def _dataclass_caller(cls):
             parameters.append(f"{name_}=_default{position}")
     source = (f"def make_{cls.__name__}({', '.join(parameters)}):\n"
               f"    return build_object(cls, {{{', '.join(values)}}})\n")
+    return load_function(source, f"make_{cls.__name__}", namespace)
+
+
+def _namedtuple_class(cls) -> bool:
+    """A class of collections.namedtuple or typing.NamedTuple (or derived from one without a
+    __new__ of its own): a call of it builds the tuple of its arguments."""
+    if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
+        return False
+    maker = next(c for c in cls.__mro__ if "__new__" in c.__dict__)
+    return "_fields" in maker.__dict__
+
+
+def _namedtuple_caller(cls):
+    """`def make_P(a, b=<default>): return build_namedtuple(cls, (a, b))`, for a namedtuple
+    class (its `__new__` has no source that autotrace reads as building it)."""
+    namespace = {"build_namedtuple": build_namedtuple, "cls": cls}
+    parameters = []
+    for position, parameter in enumerate(inspect.signature(cls).parameters.values()):
+        if parameter.default is inspect.Parameter.empty:
+            parameters.append(parameter.name)
+        else:
+            namespace[f"_default{position}"] = parameter.default
+            parameters.append(f"{parameter.name}=_default{position}")
+    fields = "".join(f"{field}, " for field in cls._fields)
+    source = (f"def make_{cls.__name__}({', '.join(parameters)}):\n"
+              f"    return build_namedtuple(cls, ({fields}))\n")
     return load_function(source, f"make_{cls.__name__}", namespace)
 
 
