@@ -10,6 +10,7 @@ import pytest
 
 import autotrace
 from autotrace import TransformError
+from autotrace.runtime.tracing.control import ControlFlowError
 from tests.numeric import central_difference
 
 THIS_FILE = os.path.abspath(__file__)
@@ -104,3 +105,48 @@ def test_class_with_annotations_defined_in_the_function_is_not_taken_for_an_edit
     assert "autotrace cannot differentiate a class definition inside the function; define " \
            "it at module level" in str(error.value)
     assert THIS_FILE in str(error.value)
+
+
+def _closures_made_in_a_loop(x):
+    scales = []
+    for i in range(3):
+        scales.append(lambda v: v * i)  # Python's late binding: each reads the last i
+    return scales[0](x[0]) + scales[1](x[1])
+
+
+def _closure_over_a_loop_variable(x):
+    scale = 1.0
+
+    def act(v):
+        return np.tanh(v) * scale
+    for _ in range(3):
+        x = act(x)
+        scale = scale * 2.0
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f", [_closures_made_in_a_loop, _closure_over_a_loop_variable])
+def test_traced_closures_read_the_variables_python_assigns(f):
+    """A function or lambda that reads a variable a loop assigns sees each value the loop
+    assigns, as in Python (converted, the loop assigned it in a function of its own: the
+    closures read the value from before the loop, or the one of the iteration that made
+    them)."""
+    assert autotrace.function(f)(X) == f(X)
+
+
+def _closure_over_a_traced_branch(x):
+    k = 1.0
+    scaled = lambda v: v * k  # noqa: E731
+    if np.sum(x) > 0:
+        k = 2.0
+    return scaled(x[1])
+
+
+def test_traced_branch_assigning_a_closure_variable_is_refused():
+    with pytest.raises(ControlFlowError) as error:
+        autotrace.function(_closure_over_a_traced_branch)(X)
+    assert "this if statement assigns the variable 'k', which a function or lambda defined in " \
+           "this function reads, and cannot be converted to a graph cond when its condition " \
+           "is traced; pass k to that function as an argument instead" in str(error.value)
+    assert "if np.sum(x) > 0:" in str(error.value)
+

@@ -31,9 +31,9 @@ Early returns are folded first (`single_return` in transforms/front/exits.py): `
 followed by more statements becomes an if/else whose branches both end in a return, then both
 returns assign `_retval` and the function returns it once. `break`, `continue` and a return
 inside a loop become flags (transforms/front/exits.py). Statements that still hold a `return`,
-`break` or `continue` (of their own loop), a `while`/`for` with an `else:`, or a
-`global`/`nonlocal` variable are left as they are: their Python condition must then not be
-traced, which `python_test` checks, saying why.
+`break` or `continue` (of their own loop), a `while`/`for` with an `else:`, a `global`/`nonlocal`
+variable, or one a nested function or lambda reads (its closure sees each value Python assigns)
+are left as they are: their Python condition must then not be traced (`python_test` says why).
 
 The branch and loop functions made here are named as the user's function in the compiled code,
 so tracebacks say `in f`, not `in _if_true1`. Calls of the builtins `max` and `min` are
@@ -63,7 +63,8 @@ from ..codegen.codegen import to_source
 from .control_flow_calls import USER_NODE, _Conditions, _ConditionalExpressions, helper
 from .handled_errors import reraise_tracing_errors, unsuppressing_items
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
-                                     assigned_names, loaded_names, names_calls_write)
+                                     assigned_names, captured_names, loaded_names,
+                                     names_calls_write, stop_statement, trailing_stop)
 from ..front.exits import GUARDS_AFTER_JUMP, exits_to_flags, single_return
 from ..analysis.liveness import live_after
 from ..analysis.write_sharing import write_sharing
@@ -99,6 +100,11 @@ class ControlFlowConverter:
         # Variables nested functions read: a closure reads them whenever it is called, so a
         # loop carries them on.
         self.closure_reads: set = set()
+        # Variables nested functions read from this one's own (their free variables): a
+        # statement that assigns one stays Python code, as a global's does, so that the
+        # closures see each value it assigns as Python's do (a converted statement assigns
+        # its variables in a function of its own).
+        self.captured: set = set()
         # Generated code: its line -> (file, line) of the user's statement it came from.
         self.user_lines: dict = {}
         # id(user's `a[i] = v`) -> set_item's keywords (transforms/analysis/write_sharing.py)
@@ -126,6 +132,7 @@ class ControlFlowConverter:
         self.closure_reads = {n for statement in body for scope in walk_scope(statement)
                               if isinstance(scope, (gast.FunctionDef, gast.Lambda))
                               for n in loaded_names([scope])}
+        self.captured = captured_names(body)
         body = self.block(body, after=set())
         parameters = {a.id for a in node.args.posonlyargs + node.args.args
                       + node.args.kwonlyargs}
@@ -415,7 +422,7 @@ class ControlFlowConverter:
         return carried, local
 
     def _touches_fixed(self, statements) -> bool:
-        return bool(set(assigned_names(statements)) & self.fixed)
+        return bool(set(assigned_names(statements)) & (self.fixed | self.captured))
 
     def while_statement(self, node: gast.While, after: set) -> list:
         inside = name_counts([node])
@@ -423,13 +430,13 @@ class ControlFlowConverter:
         head = self.live_after.get(id(node.body[-1]))
         writes = unfollowed_writes(self, node)
         node.body = self.block(node.body, self._loop_after(node, after))
-        stop = _trailing_stop(node)
+        stop = trailing_stop(node)
         if stop is not None:
             node.test = gast.BoolOp(op=gast.And(), values=[
                 node.test, gast.UnaryOp(op=gast.Not(), operand=name(stop))])
         if node.orelse or _jumps(node.body) or self._touches_fixed(node.body):
             if stop is not None:
-                node.body.append(_stop_statement(stop))
+                node.body.append(stop_statement(stop))
             node.test = self._python_test(node, header, self.expressions(node.test),
                                           self._why_python(node.body, "while loop", node.orelse))
             node.orelse = self.block(node.orelse, after)
@@ -453,10 +460,10 @@ class ControlFlowConverter:
         writes = unfollowed_writes(self, node)
         node.body = self.block(node.body, self._loop_after(node, after))
         node.iter = self.expressions(node.iter)
-        stop = _trailing_stop(node)
+        stop = trailing_stop(node)
         if node.orelse or _jumps(node.body) or self._touches_fixed([node]):
             if stop is not None:
-                node.body.append(_stop_statement(stop))
+                node.body.append(stop_statement(stop))
             node.iter = self._python_test(node, header, self._range(node.iter),
                                           self._why_python([node], "for loop", node.orelse),
                                           iterable=True)
@@ -500,6 +507,12 @@ class ControlFlowConverter:
             return (f"this {statement} assigns the global or nonlocal variable {fixed[0]!r}, "
                     f"which cannot be converted to a {graph} when {traced} traced; pass the "
                     f"value in and return the new one instead")
+        captured = sorted(set(assigned_names(statements)) & self.captured)
+        if captured:
+            return (f"this {statement} assigns the variable {captured[0]!r}, which a function "
+                    f"or lambda defined in this function reads, and cannot be converted to a "
+                    f"{graph} when {traced} traced; pass {captured[0]} to that function as an "
+                    f"argument instead")
         return (f"this {statement} holds a return, break, continue or yield that cannot be "
                 f"converted to a {graph} when {traced} traced; compute the value with "
                 f"autotrace.cond or np.where instead")
@@ -556,21 +569,6 @@ def _over_trip_count(iterable) -> bool:
     return (isinstance(iterable, gast.Call) and getattr(iterable.func, "id", None) == "range"
             and len(iterable.args) == 1 and bool(re.fullmatch(r"_n\d+", to_source(
                 iterable.args[0]).strip())))
-
-
-def _trailing_stop(loop):
-    """The flag of the `if <flag>: break` that exits_to_flags ends a loop body with (removed
-    from the body), or None."""
-    last = loop.body[-1] if loop.body else None
-    if (isinstance(last, gast.If) and isinstance(last.test, gast.Name) and not last.orelse
-            and len(last.body) == 1 and isinstance(last.body[0], gast.Break)):
-        loop.body.pop()
-        return last.test.id
-    return None
-
-
-def _stop_statement(stop: str) -> gast.If:
-    return gast.If(test=name(stop), body=[gast.Break()], orelse=[])
 
 
 def _tuple_of(variables) -> gast.Tuple:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import gast
 
 from ..analysis.written_by_calls import arguments_written_by
-from ..codegen.naming import SCOPES, name_counts, walk_scope
+from ..codegen.naming import SCOPES, local_names, name_counts, walk_scope
+from ..codegen.templates import name
 
 
 # Methods that change the container they are called on (`l.append(v)` assigns `l`).
@@ -199,3 +200,30 @@ def _unconverted(call: gast.Call) -> gast.Call:
             function.func.id.endswith("_converted") and len(function.args) == 1:
         return gast.Call(func=function.args[0], args=call.args, keywords=call.keywords)
     return call
+
+
+def trailing_stop(loop):
+    """The flag of the `if <flag>: break` that exits_to_flags ends a loop body with (removed
+    from the body), or None."""
+    last = loop.body[-1] if loop.body else None
+    if (isinstance(last, gast.If) and isinstance(last.test, gast.Name) and not last.orelse
+            and len(last.body) == 1 and isinstance(last.body[0], gast.Break)):
+        loop.body.pop()
+        return last.test.id
+    return None
+
+
+def stop_statement(stop: str) -> gast.If:
+    return gast.If(test=name(stop), body=[gast.Break()], orelse=[])
+
+
+def captured_names(statements) -> set:
+    """The variables that the functions and lambdas defined in `statements` read from the
+    function they are defined in: what they load, less their own parameters and locals."""
+    captured = set()
+    for statement in statements:
+        for scope in walk_scope(statement):
+            if isinstance(scope, (gast.FunctionDef, gast.Lambda)):
+                body = scope.body if isinstance(scope, gast.FunctionDef) else [scope.body]
+                captured |= loaded_names([scope]) - local_names(scope.args, body)
+    return captured
