@@ -163,7 +163,8 @@ class Function:
             return self._run(entry, arrays, lambda: self._signature_entry(args, kwargs)[0])
         generation = self._array_generation
         args, kwargs = self._binding.bind(args, kwargs)
-        key, arrays = signature_and_arrays(args, kwargs, self._memory_keyed, self._positional)
+        key, arrays = signature_and_arrays(args, kwargs, self._memory_keyed, self._positional,
+                                           self._binding.var_keyword)
         entry = self._cache.get(key) or self._missed(key, args, kwargs, warn=True)
         if entry.general:
             return self._run_general(entry, key, args, kwargs, arrays)
@@ -368,7 +369,8 @@ class Function:
         if self.input_signature is not None:
             return self._signature_entry(args, kwargs)[0]
         args, kwargs = self._binding.bind(args, kwargs)
-        key, _ = signature_and_arrays(args, kwargs, self._memory_keyed, self._positional)
+        key, _ = signature_and_arrays(args, kwargs, self._memory_keyed, self._positional,
+                                      self._binding.var_keyword)
         return self._cache.get(key) or self._missed(key, args, kwargs)
 
     # --- what users look at ------------------------------------------------------------------

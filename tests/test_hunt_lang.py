@@ -150,3 +150,15 @@ def test_traced_branch_assigning_a_closure_variable_is_refused():
            "is traced; pass k to that function as an argument instead" in str(error.value)
     assert "if np.sum(x) > 0:" in str(error.value)
 
+
+def _weighted_by_position(x, **weights):
+    return sum(w * i for i, w in enumerate(weights.values())) * x
+
+
+def test_traced_function_of_kwargs_keyed_by_their_order():
+    """**kwargs iterates in the order the call gives them: a call with the same keywords in
+    another order traces again (it ran the first trace: x * 2.0 for x * 1.0)."""
+    traced = autotrace.function(_weighted_by_position)
+    for weights in ({"a": 1.0, "b": 2.0}, {"b": 2.0, "a": 1.0}, {"a": 1.0, "b": 2.0}):
+        np.testing.assert_array_equal(traced(X, **weights), _weighted_by_position(X, **weights))
+    assert traced.trace_count == 2

@@ -11,6 +11,8 @@ Rules, one per kind of leaf:
 - Python scalars by type and value: 1, 1.0 and True are three signatures (a literal's type
   changes NumPy's promotion). -0.0 and NaN are keyed by their text (NaN != NaN would miss).
 - strings and None by value.
+- keyword arguments by sorted name, and, for a function that takes `**kwargs` (which iterates
+  in the order given), by their order too where it is another.
 - tuples, lists and dicts recursively (dicts by sorted key: their order does not matter;
   namedtuples by their type too); a registered pytree type (runtime/pytrees.py) by its type,
   its aux data (by value: it must be hashable) and its children recursively.
@@ -177,15 +179,19 @@ _KEPT_ARRAY = (
 
 
 def signature_and_arrays(args: tuple, kwargs: dict, memory: bool = False,
-                         names=()) -> tuple[tuple, list]:
+                         names=(), keyword_order: bool = False) -> tuple[tuple, list]:
     """The signature of a call and its array leaves, in graph-input order; with `memory`, a
     third part of the key for arrays that share memory (the module's docstring). `names`, the
-    positional parameters' names, name an argument that is refused (ArraySubclassError)."""
+    positional parameters' names, name an argument that is refused (ArraySubclassError).
+    `keyword_order`: the function takes **kwargs, which iterates in the order given."""
     arrays: list = []
     try:
         key = tuple([_key(value, arrays) for value in args])
-        key = (key, tuple([(name, _key(kwargs[name], arrays)) for name in sorted(kwargs)])
-               if kwargs else ())
+        names = sorted(kwargs)
+        keywords = tuple([(name, _key(kwargs[name], arrays)) for name in names])
+        if keyword_order and list(kwargs) != names:
+            keywords += ((_ORDER, tuple(kwargs)),)
+        key = (key, keywords)
     except ArraySubclassError as error:
         raise error.named(args, kwargs, names) from None
     shared = memory_shared(arrays) if memory and len(arrays) > 1 else ()
@@ -257,6 +263,7 @@ class ParameterBinding:
         self.static = None  # the static arguments' StaticArguments, where there are any
         # Defaults are given explicitly to a Python function only (see _python_parameters).
         self.fills_defaults = _python_parameters(function)
+        self.var_keyword = False
         try:
             self.signature = inspect.signature(function)
         except (TypeError, ValueError):
@@ -271,6 +278,7 @@ class ParameterBinding:
                                        inspect.Parameter.POSITIONAL_OR_KEYWORD)
                               for kind in kinds)
         self.varargs = inspect.Parameter.VAR_POSITIONAL in kinds
+        self.var_keyword = inspect.Parameter.VAR_KEYWORD in kinds  # (keyed by their order too)
         # A call with all positional arguments and no keywords is bound as it is (the usual
         # call, kept cheap), unless keyword-only defaults are to be filled in.
         self.keywords = inspect.Parameter.KEYWORD_ONLY in kinds or \
@@ -453,8 +461,12 @@ def describe_difference(old_key: tuple, new_key: tuple, parameter_names=()) -> s
                     else str(position))
             return f"argument {name}{_difference(old, new)}"
     old_names, new_names = dict(old_kwargs), dict(new_kwargs)
+    old_order, new_order = old_names.pop(_ORDER, None), new_names.pop(_ORDER, None)
     if old_names.keys() != new_names.keys():
         return f"keyword arguments: {sorted(old_names)} -> {sorted(new_names)}"
+    if old_order != new_order:
+        return f"the order of the keyword arguments: {list(old_order or sorted(old_names))} " \
+               f"-> {list(new_order or sorted(new_names))}"
     for name in old_names:
         if old_names[name] != new_names[name]:
             return f"argument {name!r}{_difference(old_names[name], new_names[name])}"
