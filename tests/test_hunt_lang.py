@@ -162,3 +162,20 @@ def test_traced_function_of_kwargs_keyed_by_their_order():
     for weights in ({"a": 1.0, "b": 2.0}, {"b": 2.0, "a": 1.0}, {"a": 1.0, "b": 2.0}):
         np.testing.assert_array_equal(traced(X, **weights), _weighted_by_position(X, **weights))
     assert traced.trace_count == 2
+
+
+def _weighted_items(p):
+    return sum(np.sum(value ** 2) * (i + 1) for i, (key, value) in enumerate(p.items()))
+
+
+def test_tangent_dict_in_another_key_order_is_read_by_key():
+    """A tangent (or cotangent) dict given in another key order than its argument's is read by
+    key: iterating the argument's items paired them by position (forward gave the derivative
+    along the tangent of the other key)."""
+    p = {"a": np.array([1.0, 2.0]), "b": np.array([3.0, 4.0])}
+    tangent = {"b": np.zeros(2), "a": np.array([1.0, 0.0])}
+    assert autotrace.forward(_weighted_items)(p, tangent=tangent)[1] == 2.0
+    assert autotrace.jvp(_weighted_items, (p,), (tangent,))[1] == 2.0
+    squares = autotrace.vjp(lambda q: {k: v ** 2 for k, v in q.items()}, p)[1]
+    np.testing.assert_array_equal(squares(tangent)[0]["a"], [2.0, 0.0])
+

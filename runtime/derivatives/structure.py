@@ -491,8 +491,9 @@ def item_by_item(leaf, gradient, value):
             and len(value) == len(gradient):
         return rebuild(gradient, [item_by_item(leaf, g, v) for g, v in zip(gradient, value)])
     if isinstance(value, dict) and isinstance(gradient, dict) and gradient.keys() == value.keys():
-        return rebuild(gradient, ((k, item_by_item(leaf, g, value[k]))
-                                  for k, g in gradient.items()))
+        # in the value's order, which code iterating the two (`d.items()`) pairs them by
+        return rebuild(gradient, ((k, item_by_item(leaf, gradient[k], v))
+                                  for k, v in value.items()))
     return leaf(gradient, value)
 
 
