@@ -164,6 +164,10 @@ def test_traced_function_of_kwargs_keyed_by_their_order():
     assert traced.trace_count == 2
 
 
+PARAMS = {"w": np.array([[0.5, -0.2, 0.1, 0.4], [0.3, 0.8, -0.6, 0.2]]),
+          "b": np.array([0.1, -0.2])}
+
+
 def _weighted_items(p):
     return sum(np.sum(value ** 2) * (i + 1) for i, (key, value) in enumerate(p.items()))
 
@@ -179,3 +183,26 @@ def test_tangent_dict_in_another_key_order_is_read_by_key():
     squares = autotrace.vjp(lambda q: {k: v ** 2 for k, v in q.items()}, p)[1]
     np.testing.assert_array_equal(squares(tangent)[0]["a"], [2.0, 0.0])
 
+
+def _unpacked_into_a_dict(p, x):
+    extra = {"c": x[0] ** 2}
+    for i in range(2):
+        p = {**p, "b": p["b"] * x[i]}
+    q = {"a": x[1], **p, **extra, "w": p["w"] * 2}
+    return np.sum(np.tanh(q["w"] @ x + q["b"])) * q["c"] + q["a"] * len(q)
+
+
+def test_dict_literal_unpacking_a_dict():
+    """`{**p, "w": w}`, the way parameters are updated, is differentiated in every mode as
+    the dict it builds (it was refused), later keys over earlier ones."""
+    def of_b(b):
+        return _unpacked_into_a_dict({**PARAMS, "b": b}, X)
+    expected = central_difference(of_b, PARAMS["b"])
+    gradient = autotrace.grad(_unpacked_into_a_dict)(PARAMS, X)
+    np.testing.assert_allclose(gradient["b"], expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(autotrace.grad(_unpacked_into_a_dict))(
+        PARAMS, X)["b"], expected, rtol=1e-6, atol=1e-8)
+    tangent = {"w": np.zeros((2, 4)), "b": np.array([1.0, -0.5])}
+    value, derivative = autotrace.forward(_unpacked_into_a_dict)(PARAMS, X, tangent=tangent)
+    assert value == pytest.approx(_unpacked_into_a_dict(PARAMS, X))
+    assert derivative == pytest.approx(np.sum(expected * tangent["b"]), rel=1e-6)

@@ -7,6 +7,7 @@ other ways of building and changing a dict become those, before A-normal form:
     dict(a=x, b=y)              {"a": x, "b": y}
     dict(source)                {_key: _value for _key, _value in <the pairs of source>}
     dict(source, a=x)           the same over the pairs, then ("a", x)
+    {**source, "a": x}          the same, over source's items, then ("a", x)
     d.get(k, default)           d[k] if k in d else default (where the function's source
                                 does not say d is a dict: if hasattr(d, "keys"), else
                                 d's own get)
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 
 import gast
 
@@ -283,6 +285,12 @@ class _DictRewriter:
 
             visit_Lambda = visit_ClassDef = visit_FunctionDef
 
+            def visit_Dict(self, node):
+                self.generic_visit(node)
+                if any(key is None for key in node.keys):  # {**p, "w": w}
+                    return _located(rewriter.unpacked_dict(node), node)
+                return node
+
             def visit_Call(self, node):
                 self.generic_visit(node)
                 if rewriter.is_dict_call(node) and len(node.args) <= 1:
@@ -350,6 +358,25 @@ class _DictRewriter:
             key, value = self.namer.temporary("key"), self.namer.temporary("value")
             generators = [_generator(_pair(name(key, True), name(value, True)), pairs)]
         return gast.DictComp(key=name(key), value=name(value), generators=generators)
+
+    def unpacked_dict(self, node: gast.Dict) -> gast.expr:
+        """`{**p, "w": w}` as a comprehension over the pairs of its parts, in order: the
+        items of each mapping unpacked, the pairs written out."""
+        parts = []
+        for key_node, value_node in zip(node.keys, node.values):
+            if key_node is not None:
+                if not parts or not isinstance(parts[-1], gast.List):
+                    parts.append(gast.List(elts=[], ctx=gast.Load()))
+                parts[-1].elts.append(_pair(key_node, value_node))
+                continue
+            key, value = self.namer.temporary("key"), self.namer.temporary("value")
+            parts.append(gast.ListComp(elt=_pair(name(key), name(value)), generators=[
+                _generator(_pair(name(key, True), name(value, True)), _items(value_node))]))
+        pairs = functools.reduce(lambda left, right: gast.BinOp(left=left, op=gast.Add(),
+                                                                right=right), parts)
+        key, value = self.namer.temporary("key"), self.namer.temporary("value")
+        return gast.DictComp(key=name(key), value=name(value), generators=[
+            _generator(_pair(name(key, True), name(value, True)), pairs)])
 
     def pair_generators(self, source, key: str, value: str) -> list:
         """Comprehension clauses binding `key, value` to each pair `dict(source)` reads."""
