@@ -135,8 +135,10 @@ def uses_while_else(x):
 
 
 def starred_assignment(x):
-    first, *middle, last = x
-    return first * 2.0
+    total = 0.0
+    for first, *rest in [x, x]:
+        total = total + first * 2.0
+    return total
 
 
 class Accumulator:
@@ -232,9 +234,9 @@ UNSUPPORTED = [
      "autotrace cannot differentiate a loop with an else clause; use a flag variable"),
     (uses_while_else, "while np.sum", "loop else",
      "autotrace cannot differentiate a loop with an else clause; use a flag variable"),
-    (starred_assignment, "*middle", "starred assignment",
-     "autotrace differentiates a starred assignment only as a statement with the starred "
-     "name first or last (a, *rest = v; *init, b = v); index the sequence instead"),
+    (starred_assignment, "*rest", "starred assignment",
+     "autotrace cannot differentiate a starred target (a, *rest) of a loop or comprehension; "
+     "unpack the item in a statement of its own (a, *rest = item)"),
     (updates_a_dict_argument, "p.update", "mutation of an argument",
      "the function changes its argument 'p' in place (.update); work on a copy, e.g. "
      "p = dict(p)"),

@@ -206,3 +206,29 @@ def test_dict_literal_unpacking_a_dict():
     value, derivative = autotrace.forward(_unpacked_into_a_dict)(PARAMS, X, tangent=tangent)
     assert value == pytest.approx(_unpacked_into_a_dict(PARAMS, X))
     assert derivative == pytest.approx(np.sum(expected * tangent["b"]), rel=1e-6)
+
+
+def _starred_targets(x):
+    first, *rest = x
+    a, *middle, b = (x[0] * 2, x[1], x[2] ** 2, x[3])
+    (c, d), *others = [(x[0], x[1]), x[2]]
+    return first * sum(rest) + a * b + sum(middle) * len(middle) + c * d * others[0]
+
+
+def _first_times_last(x):
+    first, *_, last = x
+    return first * last
+
+
+def test_starred_assignment():
+    """`first, *rest = x` is written out as indexing a list of the value's items (it was
+    refused); a value too short raises ValueError, as Python does."""
+    expected = central_difference(_starred_targets, X)
+    np.testing.assert_allclose(autotrace.grad(_starred_targets)(X), expected, rtol=1e-6,
+                               atol=1e-8)
+    direction = np.array([0.5, -1.0, 2.0, 0.25])
+    value, tangent = autotrace.forward(_starred_targets)(X, tangent=direction)
+    assert value == pytest.approx(_starred_targets(X))
+    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6)
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        autotrace.grad(_first_times_last)(X[:1])

@@ -81,10 +81,11 @@ def check_supported(function: gast.FunctionDef, location: Location, namespace: d
                                        "clause; use a flag variable", "loop else")
         # (`f(*items)`, `[*items]` and `f(**options)` are written out in A-normal form.)
         if isinstance(node, gast.Starred) and isinstance(node.ctx, gast.Store):
-            raise location.error(node, "autotrace differentiates a starred assignment "
-                                       "only as a statement with the starred name first or "
-                                       "last (a, *rest = v; *init, b = v); index the "
-                                       "sequence instead", "starred assignment")
+            # (an assignment's is written out: transforms/front/starred_targets.py)
+            raise location.error(node, "autotrace cannot differentiate a starred target "
+                                       "(a, *rest) of a loop or comprehension; unpack the item "
+                                       "in a statement of its own (a, *rest = item)",
+                                 "starred assignment")
         if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             for target in targets:

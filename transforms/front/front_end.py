@@ -67,7 +67,6 @@ from ..analysis.given_function_checks import check_functions_given, guard_functi
 from ..analysis.reduced_writes import check_reduced_writes, guard_reduced_calls
 from ..reverse.built_objects_and_super import (check_constructions, explicit_super, objects_built,
                       parse_fields_function, replace_calls)
-from .starred_targets import spell_out_starred_targets
 from .out_arguments import rewrite_out_arguments
 from .parsing import parse_function, resolve
 from .partials import check_partials, partial_caller
@@ -82,6 +81,7 @@ from ..analysis.given_state_writes import (call_changing_objects_by_method, call
                                            settle_state_writes)
 from ..codegen.templates import name
 from .varargs import calls_written_out, specialize_calls, spell_out_starred
+from .starred_targets import spell_out_starred_targets
 from ..wrt import WithRespectTo
 
 
@@ -307,8 +307,8 @@ def state_writes(unit: Unit) -> None:
 
 
 def starred(unit: Unit) -> None:
+    spell_out_starred_targets(unit.function)  # a, *rest = xs: indexing (starred_targets.py)
     spell_out_starred(unit.function)  # g(*xs) with xs = (a, b): g(xs[0], xs[1])
-    spell_out_starred_targets(unit.function)  # a, *rest = v: a = v[0]; rest = list(v[1:])
 
 
 def super_calls(unit: Unit) -> None:
