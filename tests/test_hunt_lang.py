@@ -232,3 +232,18 @@ def test_starred_assignment():
     assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6)
     with pytest.raises(ValueError, match="not enough values to unpack"):
         autotrace.grad(_first_times_last)(X[:1])
+
+
+def _builtin_pow(x):
+    return pow(x[3], 2) + pow(2.0, x[0]) + np.sum(pow(x, 2)) + pow(x[3], x[2]) \
+        + pow(3, 4, 5) * x[1]
+
+
+def test_builtin_pow():
+    """pow(a, b) is differentiated as a ** b (it had no rule); pow(a, b, mod) of integers
+    still runs."""
+    expected = central_difference(_builtin_pow, X)
+    np.testing.assert_allclose(autotrace.grad(_builtin_pow)(X), expected, rtol=1e-6, atol=1e-8)
+    value, tangent = autotrace.forward(_builtin_pow)(X, tangent=np.ones(4))
+    assert value == pytest.approx(_builtin_pow(X))
+    assert tangent == pytest.approx(np.sum(expected), rel=1e-6)

@@ -89,6 +89,12 @@ def neg(a):
     return -a
 
 
+def builtin_power(base, exp, mod=None):  # builtins.pow
+    if mod is None:
+        return base ** exp
+    return pow(base, exp, mod)  # (integers: no gradient)
+
+
 # copy.copy and copy.deepcopy, whose source finds how to copy through methods a traced value
 # does not have and writes into a memo: autotrace's, with rules (runtime/derivatives/copies.py)
 
@@ -133,7 +139,8 @@ _COPY_VERSIONS = {copy_module.copy: copied, copy_module.deepcopy: deep_copied}
 # its place.
 PYTHON_VERSIONS = {functools.reduce: reduce, operator.add: add, operator.sub: sub,
                    operator.mul: mul, operator.truediv: truediv, operator.matmul: matmul,
-                   operator.pow: power, operator.neg: neg, copy_module.copy: copy,
+                   operator.pow: power, pow: builtin_power, operator.neg: neg,
+                   copy_module.copy: copy,
                    copy_module.deepcopy: deepcopy, np.select: piecewise.select,
                    np.interp: piecewise.interp,
                    np.piecewise: piecewise.piecewise,
