@@ -247,3 +247,23 @@ def test_builtin_pow():
     value, tangent = autotrace.forward(_builtin_pow)(X, tangent=np.ones(4))
     assert value == pytest.approx(_builtin_pow(X))
     assert tangent == pytest.approx(np.sum(expected), rel=1e-6)
+
+
+def _extrema_by_key(x):
+    nearest = min(x, key=lambda v: (v - 0.45) ** 2)
+    largest = max(x, key=abs)
+    rows = [x[:2], x[2:] * 3]
+    first_of_ties = max([x[0], 2 * x[1], 3 * x[2]], key=lambda v: 0)
+    return nearest * 3 + largest + np.sum(max(rows, key=np.sum) ** 2) + first_of_ties \
+        + min(x[0], x[1] * 2, key=lambda v: -v)
+
+
+def test_min_and_max_with_a_key():
+    """min and max with `key=` are differentiated as the first item of sorted(items, key=k)
+    (their rule took no key: refused); of equal keys, the first item, as Python chooses."""
+    expected = central_difference(_extrema_by_key, X)
+    np.testing.assert_allclose(autotrace.grad(_extrema_by_key)(X), expected, rtol=1e-6,
+                               atol=1e-8)
+    value, tangent = autotrace.forward(_extrema_by_key)(X, tangent=np.ones(4))
+    assert value == pytest.approx(_extrema_by_key(X))
+    assert tangent == pytest.approx(np.sum(expected), rel=1e-6)

@@ -29,7 +29,8 @@ grow a list become those, in place, before A-normal form:
 A loop reads `zip(a, b)`, `enumerate(a)` and `reversed(a)` by index, so the gradient reaches
 the items (transforms/front/anf.py); one used as a value, kept in a name or passed to `list`, is made
 the list it iterates over, in the same way: `[(_i, _j) for _i, _j in zip(a, b)]`. And
-`sorted(items)` reads the items by index, in the order `sort_order` finds.
+`sorted(items)` reads the items by index, in the order `sort_order` finds, and so does
+`min(items, key=k)`, as `sorted(items, key=k)[0]` (max's with reverse=True).
 `d.pop(key)` of a dict the function builds is transforms/front/dict_methods.py's; a dict that comes
 from elsewhere is refused when the call runs.
 """
@@ -124,6 +125,8 @@ class _IteratorsAsLists(gast.NodeTransformer):
         if (isinstance(node.func, gast.Name) and resolve(node.func, self.namespace) is sorted
                 and len(node.args) == 1):
             return self.sorted_by_index(node)
+        if self.extremum_by_key(node):
+            return self.first_sorted(node)
         width = self.lazy_width(node)
         if width is None:
             return node
@@ -154,6 +157,30 @@ class _IteratorsAsLists(gast.NodeTransformer):
                                    is_async=0)])
         _locate(made, node)
         return made
+
+    def extremum_by_key(self, node) -> bool:
+        """A call `min(items, key=k)` or `max(a, b, key=k)` (no `default`, nothing unpacked)."""
+        return (isinstance(node.func, gast.Name) and node.args
+                and resolve(node.func, self.namespace) in (min, max)
+                and [k.arg for k in node.keywords] == ["key"]
+                and not any(isinstance(a, gast.Starred) for a in node.args))
+
+    def first_sorted(self, node):
+        """`min(items, key=k)` as `sorted(items, key=k)[0]`, read by index as sorted is (the
+        builtin's rule takes no key): the first item of the least key, as min gives; max's
+        sorts with reverse=True, which keeps equal keys in order: the first of the greatest."""
+        items = node.args[0] if len(node.args) == 1 else gast.List(elts=node.args,
+                                                                   ctx=gast.Load())
+        keywords = list(node.keywords)
+        if resolve(node.func, self.namespace) is max:
+            keywords.append(gast.keyword(arg="reverse", value=gast.Constant(value=True,
+                                                                            kind=None)))
+        ordered = self.sorted_by_index(gast.Call(func=node.func, args=[items],
+                                                 keywords=keywords))
+        first = gast.Subscript(value=ordered, slice=gast.Constant(value=0, kind=None),
+                               ctx=gast.Load())
+        _locate(first, node)
+        return first
 
     def lazy_width(self, node) -> int | None:
         """How many names an item of the lazy iterator `node` unpacks into, or None."""
