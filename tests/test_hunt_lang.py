@@ -267,3 +267,19 @@ def test_min_and_max_with_a_key():
     value, tangent = autotrace.forward(_extrema_by_key)(X, tangent=np.ones(4))
     assert value == pytest.approx(_extrema_by_key(X))
     assert tangent == pytest.approx(np.sum(expected), rel=1e-6)
+
+
+def _sorted_in_place_by_key(x):
+    values = list(x)
+    values.sort(key=abs, reverse=True)
+    return values[0]
+
+
+def test_sort_by_key_in_place_is_refused_with_advice_that_runs():
+    """The refusal of `values.sort(key=...)` says `sorted(values, key=...)`, not np.sort,
+    which takes no key."""
+    with pytest.raises(TransformError) as error:
+        autotrace.grad(_sorted_in_place_by_key)(X)
+    assert str(error.value).endswith(
+        "autotrace cannot differentiate .sort(), which changes 'values' in place; compute a "
+        "new value instead: values = sorted(values, key=abs, reverse=True)")

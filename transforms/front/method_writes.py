@@ -89,6 +89,8 @@ def _check_method_call(call, location: Location, namespace: dict, variables: set
     if held != owner and constant_part(call):
         return
     template = _NEW_VALUE_INSTEAD.get(func.attr, "")
+    if func.attr == "sort" and any(k.arg in ("key", "reverse") for k in call.keywords):
+        template = "{0} = sorted({0}{all})"  # (a list's: np.sort takes neither)
     given = [_text(a) for a in call.args] + _METHOD_ARGUMENTS.get(func.attr, [])[len(call.args):]
     every = [_text(a) for a in call.args] + [
         f"{k.arg}={_text(k.value)}" if k.arg else f"**{_text(k.value)}" for k in call.keywords]
