@@ -2,6 +2,7 @@
 passed in, classes and builtins called through a variable, a class defined in the function;
 against finite differences, or the refusal that says what to write instead."""
 import collections
+import functools
 import os
 import typing
 
@@ -283,3 +284,30 @@ def test_sort_by_key_in_place_is_refused_with_advice_that_runs():
     assert str(error.value).endswith(
         "autotrace cannot differentiate .sort(), which changes 'values' in place; compute a "
         "new value instead: values = sorted(values, key=abs, reverse=True)")
+
+
+class _Vector:
+    def __init__(self, data):
+        self.data = data
+
+    def __add__(self, other):
+        return _Vector(self.data + other.data)
+
+    def __matmul__(self, other):
+        return np.dot(self.data, other.data)
+
+
+def _vectors_summed_by_reduce(x):
+    total = functools.reduce(lambda a, b: a + b, [_Vector(x ** 2), _Vector(np.sin(x))])
+    return total @ _Vector(x)
+
+
+def test_product_operator_of_an_object_taken_for_arrays_is_refused():
+    """`v @ w` of objects of a class of the user's that the source does not show (made by
+    functools.reduce) is refused as `v + w` is, saying what to write (an AxisError from the
+    product's adjoint, reading the object as a 0-d array)."""
+    with pytest.raises(TypeError, match="autotrace differentiated an arithmetic operator as "
+                                        "array arithmetic, but an operand is an object of a "
+                                        r"class of yours, which Python hands the operator to "
+                                        r"\(an operand of the product is a _Vector\)"):
+        autotrace.grad(_vectors_summed_by_reduce)(X)

@@ -12,8 +12,10 @@ import numpy as np
 
 from .adjoint_ops import _as_float, _sum_to_shape, unbroadcast
 from .dtypes import real_dtype
+from .objects import operator_on_object
 from ..devices import array_module
 from ..primitives.index import as_array
+from ..primitives.memory import is_users_object
 
 
 def _reading_lists(adjoint):
@@ -21,6 +23,11 @@ def _reading_lists(adjoint):
     of it, as the product does (`np.dot(xs, xs)` of a list of lists)."""
     @functools.wraps(adjoint)
     def reading(g, a, b, *options, **keywords):
+        for operand in (a, b):
+            if type(operand) is not np.ndarray and is_users_object(operand) and \
+                    not hasattr(operand, "__array__"):  # (`v @ w`, an operator of v's class)
+                raise operator_on_object(f"an operand of the product is a "
+                                         f"{type(operand).__name__}")
         return adjoint(g, as_array(a), as_array(b), *options, **keywords)
     return reading
 
