@@ -143,6 +143,23 @@ def _closure_over_a_traced_branch(x):
     return scaled(x[1])
 
 
+def _closure_made_after_a_traced_loop(x):
+    a = 1.0
+    while np.sum(x) < 10.0:
+        x = x * 2.0
+        a = a + 1.0
+    scaled = lambda v: v * a  # noqa: E731
+    return np.sum(scaled(x))
+
+
+def test_traced_loop_before_the_closure_that_reads_its_variable_is_converted():
+    """A closure made after the loop reads the value the loop leaves: the loop on a traced
+    condition is converted as any other."""
+    traced = autotrace.function(_closure_made_after_a_traced_loop)
+    for x in (np.abs(X), np.abs(X) * 4.0):
+        assert traced(x) == _closure_made_after_a_traced_loop(x)
+
+
 def test_traced_branch_assigning_a_closure_variable_is_refused():
     with pytest.raises(ControlFlowError) as error:
         autotrace.function(_closure_over_a_traced_branch)(X)

@@ -52,7 +52,6 @@ import builtins
 import collections
 import copy
 import linecache
-import re
 
 import gast
 
@@ -63,8 +62,9 @@ from ..codegen.codegen import to_source
 from .control_flow_calls import USER_NODE, _Conditions, _ConditionalExpressions, helper
 from .handled_errors import reraise_tracing_errors, unsuppressing_items
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
-                                     assigned_names, captured_names, loaded_names,
-                                     names_calls_write, stop_statement, trailing_stop)
+                                     assigned_names, captured_at, closures_of, loaded_names,
+                                     names_calls_write, over_trip_count, stop_statement,
+                                     trailing_stop)
 from ..front.exits import GUARDS_AFTER_JUMP, exits_to_flags, single_return
 from ..analysis.liveness import live_after
 from ..analysis.write_sharing import write_sharing
@@ -100,11 +100,12 @@ class ControlFlowConverter:
         # Variables nested functions read: a closure reads them whenever it is called, so a
         # loop carries them on.
         self.closure_reads: set = set()
-        # Variables nested functions read from this one's own (their free variables): a
-        # statement that assigns one stays Python code, as a global's does, so that the
-        # closures see each value it assigns as Python's do (a converted statement assigns
-        # its variables in a function of its own).
-        self.captured: set = set()
+        # The nested functions and lambdas, by line, with the variables they read from this
+        # function's: a statement that assigns one that a closure made before it, in it or in
+        # a loop around it reads stays Python code, as a global's does, so that the closure
+        # sees each value it assigns (a converted one assigns in a function of its own).
+        self.closures: list = []
+        self.loops: list = []  # the loops around the statement converted
         # Generated code: its line -> (file, line) of the user's statement it came from.
         self.user_lines: dict = {}
         # id(user's `a[i] = v`) -> set_item's keywords (transforms/analysis/write_sharing.py)
@@ -132,7 +133,7 @@ class ControlFlowConverter:
         self.closure_reads = {n for statement in body for scope in walk_scope(statement)
                               if isinstance(scope, (gast.FunctionDef, gast.Lambda))
                               for n in loaded_names([scope])}
-        self.captured = captured_names(body)
+        self.closures = closures_of(body)
         body = self.block(body, after=set())
         parameters = {a.id for a in node.args.posonlyargs + node.args.args
                       + node.args.kwonlyargs}
@@ -366,12 +367,13 @@ class ControlFlowConverter:
         node.orelse = self.block(node.orelse, after)
         header = "if " + to_source(node.test).strip() + ":"
         if _jumps(node.body) or _jumps(node.orelse) or \
-                self._touches_fixed([node]):
+                self._touches_fixed([node], node):
             node.test = self.expressions(node.test)
             if not (isinstance(node.test, gast.Name) and node.test.id in self.flags):
                 # (a loop's break flag is a traced loop's business: see `_trailing_stop`)
                 node.test = self._python_test(node, header, node.test,
-                                              self._why_python([node], "if statement"))
+                                              self._why_python([node], "if statement",
+                                                               node=node))
             return [node]
         variables = self._variables(node.body + node.orelse, node)
         true_name, true_def = self._function("if_true", variables, node.body, variables, node)
@@ -421,24 +423,28 @@ class ControlFlowConverter:
                  for v in variables if v not in carried]
         return carried, local
 
-    def _touches_fixed(self, statements) -> bool:
-        return bool(set(assigned_names(statements)) & (self.fixed | self.captured))
+    def _touches_fixed(self, statements, node) -> bool:
+        return bool(set(assigned_names(statements)) & (
+            self.fixed | captured_at(self.closures, node, self.loops)))
 
     def while_statement(self, node: gast.While, after: set) -> list:
         inside = name_counts([node])
         header = "while " + to_source(node.test).strip() + ":"
         head = self.live_after.get(id(node.body[-1]))
         writes = unfollowed_writes(self, node)
+        self.loops.append(node)
         node.body = self.block(node.body, self._loop_after(node, after))
+        self.loops.pop()
         stop = trailing_stop(node)
         if stop is not None:
             node.test = gast.BoolOp(op=gast.And(), values=[
                 node.test, gast.UnaryOp(op=gast.Not(), operand=name(stop))])
-        if node.orelse or _jumps(node.body) or self._touches_fixed(node.body):
+        if node.orelse or _jumps(node.body) or self._touches_fixed(node.body, node):
             if stop is not None:
                 node.body.append(stop_statement(stop))
             node.test = self._python_test(node, header, self.expressions(node.test),
-                                          self._why_python(node.body, "while loop", node.orelse))
+                                          self._why_python(node.body, "while loop", node.orelse,
+                                                           node))
             node.orelse = self.block(node.orelse, after)
             return [node]
         variables, local = self._carried(node, self._variables(node.body, node), head)
@@ -455,17 +461,19 @@ class ControlFlowConverter:
     def for_statement(self, node: gast.For, after: set) -> list:
         inside = name_counts([node])
         header = f"for {to_source(node.target).strip()} in {to_source(node.iter).strip()}:"
-        adjoint = self.generated_code and _over_trip_count(node.iter)
+        adjoint = self.generated_code and over_trip_count(node.iter)
         head = self.live_after.get(id(node.body[-1]))
         writes = unfollowed_writes(self, node)
+        self.loops.append(node)
         node.body = self.block(node.body, self._loop_after(node, after))
+        self.loops.pop()
         node.iter = self.expressions(node.iter)
         stop = trailing_stop(node)
-        if node.orelse or _jumps(node.body) or self._touches_fixed([node]):
+        if node.orelse or _jumps(node.body) or self._touches_fixed([node], node):
             if stop is not None:
                 node.body.append(stop_statement(stop))
             node.iter = self._python_test(node, header, self._range(node.iter),
-                                          self._why_python([node], "for loop", node.orelse),
+                                          self._why_python([node], "for loop", node.orelse, node),
                                           iterable=True)
             node.orelse = self.block(node.orelse, after)
             return [node]
@@ -494,7 +502,7 @@ class ControlFlowConverter:
             return gast.Call(func=name(helper("range_")), args=iterable.args, keywords=[])
         return iterable
 
-    def _why_python(self, statements, statement: str, orelse=()) -> str:
+    def _why_python(self, statements, statement: str, orelse=(), node=None) -> str:
         """Why a statement stays Python code, for the error if its condition is traced."""
         graph = "graph cond" if statement.startswith("if") else "graph loop"
         traced = "its range is" if statement.startswith("for") else "its condition is"
@@ -507,7 +515,8 @@ class ControlFlowConverter:
             return (f"this {statement} assigns the global or nonlocal variable {fixed[0]!r}, "
                     f"which cannot be converted to a {graph} when {traced} traced; pass the "
                     f"value in and return the new one instead")
-        captured = sorted(set(assigned_names(statements)) & self.captured)
+        captured = sorted(set(assigned_names(statements)) & captured_at(
+            self.closures, node, self.loops))
         if captured:
             return (f"this {statement} assigns the variable {captured[0]!r}, which a function "
                     f"or lambda defined in this function reads, and cannot be converted to a "
@@ -561,14 +570,6 @@ def _fill_locations(node, parent=None) -> None:
         parent = node
     for child in gast.iter_child_nodes(node):
         _fill_locations(child, parent)
-
-
-def _over_trip_count(iterable) -> bool:
-    """Whether a loop of generated code runs over `range(_n1)`, a trip count the primal sweep
-    counted: the adjoint sweep's loop over the iterations of a loop."""
-    return (isinstance(iterable, gast.Call) and getattr(iterable.func, "id", None) == "range"
-            and len(iterable.args) == 1 and bool(re.fullmatch(r"_n\d+", to_source(
-                iterable.args[0]).strip())))
 
 
 def _tuple_of(variables) -> gast.Tuple:

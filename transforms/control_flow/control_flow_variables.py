@@ -10,10 +10,13 @@ carries it. A statement that jumps out (a return, or a break or continue of its 
 """
 from __future__ import annotations
 
+import re
+
 import gast
 
 from ..analysis.written_by_calls import arguments_written_by
 from ..codegen.naming import SCOPES, local_names, name_counts, walk_scope
+from ..codegen.codegen import to_source
 from ..codegen.templates import name
 
 
@@ -217,13 +220,35 @@ def stop_statement(stop: str) -> gast.If:
     return gast.If(test=name(stop), body=[gast.Break()], orelse=[])
 
 
-def captured_names(statements) -> set:
-    """The variables that the functions and lambdas defined in `statements` read from the
-    function they are defined in: what they load, less their own parameters and locals."""
-    captured = set()
+def closures_of(statements) -> list:
+    """(line, variables) for each function and lambda defined in `statements`: the variables
+    it reads from the function it is defined in (what it loads, less its own parameters and
+    locals)."""
+    closures = []
     for statement in statements:
         for scope in walk_scope(statement):
             if isinstance(scope, (gast.FunctionDef, gast.Lambda)):
                 body = scope.body if isinstance(scope, gast.FunctionDef) else [scope.body]
-                captured |= loaded_names([scope]) - local_names(scope.args, body)
-    return captured
+                closures.append((scope.lineno, loaded_names([scope])
+                                 - local_names(scope.args, body)))
+    return closures
+
+
+def captured_at(closures, node, loops) -> set:
+    """The variables that the closures made before `node` ends, in it, or in one of the
+    `loops` around it (an iteration's closure meets the next one's statement) read."""
+    if node is None:
+        return set()
+    spans = [(loop.lineno, loop.end_lineno or loop.lineno) for loop in loops]
+    end = getattr(node, "end_lineno", None) or node.lineno
+    return {variable for line, variables in closures
+            if line <= end or any(first <= line <= last for first, last in spans)
+            for variable in variables}
+
+
+def over_trip_count(iterable) -> bool:
+    """Whether a loop of generated code runs over `range(_n1)`, a trip count the primal sweep
+    counted: the adjoint sweep's loop over the iterations of a loop."""
+    return (isinstance(iterable, gast.Call) and getattr(iterable.func, "id", None) == "range"
+            and len(iterable.args) == 1 and bool(re.fullmatch(r"_n\d+", to_source(
+                iterable.args[0]).strip())))
