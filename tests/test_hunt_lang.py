@@ -152,12 +152,25 @@ def _closure_made_after_a_traced_loop(x):
     return np.sum(scaled(x))
 
 
-def test_traced_loop_before_the_closure_that_reads_its_variable_is_converted():
-    """A closure made after the loop reads the value the loop leaves: the loop on a traced
-    condition is converted as any other."""
-    traced = autotrace.function(_closure_made_after_a_traced_loop)
+def _closure_called_before_a_traced_loop(x):
+    a = 1.0
+    shifted = lambda v: v * a + 1.0  # noqa: E731
+    y = shifted(x)
+    while np.sum(y) < 10.0:
+        y = y * 2.0
+        a = a + 1.0
+    return np.sum(y) * a
+
+
+@pytest.mark.parametrize("f", [_closure_made_after_a_traced_loop,
+                               _closure_called_before_a_traced_loop])
+def test_traced_loop_whose_variable_no_closure_reads_meanwhile_is_converted(f):
+    """A closure made after the loop reads the value the loop leaves, and one called only
+    before it never sees the loop's values: the loop on a traced condition is converted as
+    any other."""
+    traced = autotrace.function(f)
     for x in (np.abs(X), np.abs(X) * 4.0):
-        assert traced(x) == _closure_made_after_a_traced_loop(x)
+        assert traced(x) == f(x)
 
 
 def test_traced_branch_assigning_a_closure_variable_is_refused():

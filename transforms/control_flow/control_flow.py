@@ -100,10 +100,9 @@ class ControlFlowConverter:
         # Variables nested functions read: a closure reads them whenever it is called, so a
         # loop carries them on.
         self.closure_reads: set = set()
-        # The nested functions and lambdas, by line, with the variables they read from this
-        # function's: a statement that assigns one that a closure made before it, in it or in
-        # a loop around it reads stays Python code, as a global's does, so that the closure
-        # sees each value it assigns (a converted one assigns in a function of its own).
+        # Nested functions and lambdas (control_flow_variables.closures_of): a statement that
+        # assigns a variable one that may run in it or after it reads stays Python code, as a
+        # global's does (a converted statement assigns in a function of its own).
         self.closures: list = []
         self.loops: list = []  # the loops around the statement converted
         # Generated code: its line -> (file, line) of the user's statement it came from.
@@ -367,13 +366,13 @@ class ControlFlowConverter:
         node.orelse = self.block(node.orelse, after)
         header = "if " + to_source(node.test).strip() + ":"
         if _jumps(node.body) or _jumps(node.orelse) or \
-                self._touches_fixed([node], node):
+                self._touches_fixed([node], node, after):
             node.test = self.expressions(node.test)
             if not (isinstance(node.test, gast.Name) and node.test.id in self.flags):
                 # (a loop's break flag is a traced loop's business: see `_trailing_stop`)
                 node.test = self._python_test(node, header, node.test,
                                               self._why_python([node], "if statement",
-                                                               node=node))
+                                                               (), node, after))
             return [node]
         variables = self._variables(node.body + node.orelse, node)
         true_name, true_def = self._function("if_true", variables, node.body, variables, node)
@@ -423,9 +422,9 @@ class ControlFlowConverter:
                  for v in variables if v not in carried]
         return carried, local
 
-    def _touches_fixed(self, statements, node) -> bool:
+    def _touches_fixed(self, statements, node, after) -> bool:
         return bool(set(assigned_names(statements)) & (
-            self.fixed | captured_at(self.closures, node, self.loops)))
+            self.fixed | captured_at(self.closures, node, self.loops, after)))
 
     def while_statement(self, node: gast.While, after: set) -> list:
         inside = name_counts([node])
@@ -439,12 +438,12 @@ class ControlFlowConverter:
         if stop is not None:
             node.test = gast.BoolOp(op=gast.And(), values=[
                 node.test, gast.UnaryOp(op=gast.Not(), operand=name(stop))])
-        if node.orelse or _jumps(node.body) or self._touches_fixed(node.body, node):
+        if node.orelse or _jumps(node.body) or self._touches_fixed(node.body, node, after):
             if stop is not None:
                 node.body.append(stop_statement(stop))
             node.test = self._python_test(node, header, self.expressions(node.test),
                                           self._why_python(node.body, "while loop", node.orelse,
-                                                           node))
+                                                           node, after))
             node.orelse = self.block(node.orelse, after)
             return [node]
         variables, local = self._carried(node, self._variables(node.body, node), head)
@@ -469,11 +468,12 @@ class ControlFlowConverter:
         self.loops.pop()
         node.iter = self.expressions(node.iter)
         stop = trailing_stop(node)
-        if node.orelse or _jumps(node.body) or self._touches_fixed([node], node):
+        if node.orelse or _jumps(node.body) or self._touches_fixed([node], node, after):
             if stop is not None:
                 node.body.append(stop_statement(stop))
             node.iter = self._python_test(node, header, self._range(node.iter),
-                                          self._why_python([node], "for loop", node.orelse, node),
+                                          self._why_python([node], "for loop", node.orelse, node,
+                                                           after),
                                           iterable=True)
             node.orelse = self.block(node.orelse, after)
             return [node]
@@ -502,7 +502,7 @@ class ControlFlowConverter:
             return gast.Call(func=name(helper("range_")), args=iterable.args, keywords=[])
         return iterable
 
-    def _why_python(self, statements, statement: str, orelse=(), node=None) -> str:
+    def _why_python(self, statements, statement: str, orelse=(), node=None, after=()) -> str:
         """Why a statement stays Python code, for the error if its condition is traced."""
         graph = "graph cond" if statement.startswith("if") else "graph loop"
         traced = "its range is" if statement.startswith("for") else "its condition is"
@@ -516,7 +516,7 @@ class ControlFlowConverter:
                     f"which cannot be converted to a {graph} when {traced} traced; pass the "
                     f"value in and return the new one instead")
         captured = sorted(set(assigned_names(statements)) & captured_at(
-            self.closures, node, self.loops))
+            self.closures, node, self.loops, after))
         if captured:
             return (f"this {statement} assigns the variable {captured[0]!r}, which a function "
                     f"or lambda defined in this function reads, and cannot be converted to a "

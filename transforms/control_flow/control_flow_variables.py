@@ -10,6 +10,7 @@ carries it. A statement that jumps out (a return, or a break or continue of its 
 """
 from __future__ import annotations
 
+import collections
 import re
 
 import gast
@@ -221,29 +222,44 @@ def stop_statement(stop: str) -> gast.If:
 
 
 def closures_of(statements) -> list:
-    """(line, variables) for each function and lambda defined in `statements`: the variables
-    it reads from the function it is defined in (what it loads, less its own parameters and
-    locals)."""
+    """(line, variables, name) for each function and lambda defined in `statements`: the
+    variables it reads from the function it is defined in (what it loads, less its own
+    parameters and locals), and the name it is bound to where that name is only ever called
+    (`def g`, `g = lambda ...`, then `g(...)`: it runs only where its name is read), else
+    None (passed on or kept, it may run anywhere later)."""
+    calls, reads, named = collections.Counter(), name_counts(statements), {}
+    for statement in statements:
+        for node in walk_scope(statement):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name):
+                calls[node.func.id] += 1
+            elif isinstance(node, gast.Assign) and isinstance(node.value, gast.Lambda) and \
+                    len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+                named[id(node.value)] = node.targets[0].id
     closures = []
     for statement in statements:
         for scope in walk_scope(statement):
             if isinstance(scope, (gast.FunctionDef, gast.Lambda)):
                 body = scope.body if isinstance(scope, gast.FunctionDef) else [scope.body]
-                closures.append((scope.lineno, loaded_names([scope])
-                                 - local_names(scope.args, body)))
+                bound = scope.name if isinstance(scope, gast.FunctionDef) else named.get(
+                    id(scope))
+                closures.append((scope.lineno, loaded_names([scope]) - local_names(
+                    scope.args, body), bound if calls[bound] == reads[bound] else None))
     return closures
 
 
-def captured_at(closures, node, loops) -> set:
-    """The variables that the closures made before `node` ends, in it, or in one of the
-    `loops` around it (an iteration's closure meets the next one's statement) read."""
+def captured_at(closures, node, loops, after) -> set:
+    """The variables read by the closures that may run in `node` or after it (`after`: the
+    variables read after it): those made before it ends, in it, or in one of the `loops`
+    around it (an iteration's closure meets the next one's statement), but for one whose
+    name, only ever called, is read neither in it nor after it."""
     if node is None:
         return set()
     spans = [(loop.lineno, loop.end_lineno or loop.lineno) for loop in loops]
     end = getattr(node, "end_lineno", None) or node.lineno
-    return {variable for line, variables in closures
-            if line <= end or any(first <= line <= last for first, last in spans)
-            for variable in variables}
+    live = set(after) | loaded_names([node])
+    return {variable for line, variables, bound in closures
+            if (line <= end or any(first <= line <= last for first, last in spans))
+            and (bound is None or bound in live) for variable in variables}
 
 
 def over_trip_count(iterable) -> bool:
