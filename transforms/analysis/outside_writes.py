@@ -16,6 +16,7 @@ import inspect
 import gast
 
 from .argument_writes import CONTAINER_WRITES, IN_PLACE_METHODS, write_text
+from .value_reads import value_reads
 from ..codegen.codegen import to_source
 from ..codegen.nodes import walk
 from ..front.parsing import MISSING, resolve
@@ -43,7 +44,7 @@ def global_write(node, declared: set, varied: set):
     """(name, text) where `node` binds a name the function declares `global` or `nonlocal`
     (`declared`) to a value depending on `varied`, else None."""
     if not isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)) or \
-            node.value is None or not _reads(node.value) & varied:
+            node.value is None or not value_reads(node.value) & varied:
         return None
     targets = node.targets if isinstance(node, gast.Assign) else [node.target]
     for target in targets:
@@ -59,7 +60,7 @@ def outside_item_write(node, roots: set, varied: set):
     (`type(self).k = v`, owner `type(self)`) or into the module's globals (`globals()["K"] = v`,
     owner `globals()`), else None."""
     if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
-        if node.value is None or not _reads(node.value) & varied:
+        if node.value is None or not value_reads(node.value) & varied:
             return None
         targets = node.targets if isinstance(node, gast.Assign) else [node.target]
         for part in _parts(targets):
@@ -69,7 +70,7 @@ def outside_item_write(node, roots: set, varied: set):
                     node, gast.AnnAssign) else write_text(node))
         return None
     if not isinstance(node, gast.Call) or not any(
-            _reads(a) & varied for a in node.args + [k.value for k in node.keywords]):
+            value_reads(a) & varied for a in node.args + [k.value for k in node.keywords]):
         return None
     func = node.func
     if isinstance(func, gast.Attribute) and func.attr in _STORING:
@@ -156,27 +157,3 @@ def state_write_message(function, owner: str, what: str, filename: str, line: in
     return (f"autotrace cannot differentiate this call of {function.__qualname__}: it sets "
             f"{kind} {where} {lost} outside the function, so that gradient would be lost where "
             f"it is read back; {instead}")
-
-
-# What makes a value that carries no gradient of what it reads: a Python number or text
-# (`float(loss)`, a logging helper's `HISTORY.append(float(v))`), a shape or a size.
-_PLAIN_CALLS = ("float", "int", "bool", "str", "len", "repr", "round", "format")
-_PLAIN_METHODS = ("item", "tolist")
-_PLAIN_ATTRIBUTES = ("shape", "ndim", "size", "dtype")
-
-
-def _reads(node) -> set:
-    """The names `node` reads a value of that may carry gradient."""
-    names, stack = set(), [node]
-    while stack:
-        inner = stack.pop()
-        if isinstance(inner, gast.Call) and (
-                isinstance(inner.func, gast.Name) and inner.func.id in _PLAIN_CALLS or
-                isinstance(inner.func, gast.Attribute) and inner.func.attr in _PLAIN_METHODS):
-            continue
-        if isinstance(inner, gast.Attribute) and inner.attr in _PLAIN_ATTRIBUTES:
-            continue
-        if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Load):
-            names.add(inner.id)
-        stack.extend(gast.iter_child_nodes(inner))
-    return names

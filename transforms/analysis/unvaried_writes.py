@@ -15,13 +15,10 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from .activity import DESCRIPTIVE_ATTRIBUTES
+from .value_reads import value_reads
 from ..codegen.nodes import walk
 from ..front.parsing import MISSING, resolve
 
-# Functions whose result holds no value of their arguments (a shape, an array of constants).
-_SHAPE_ONLY = (len, np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
-               np.eye, np.identity)
 _ASSIGNMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.NamedExpr)
 
 
@@ -55,7 +52,7 @@ def varied_names(nodes: list, parameters: set, variables: set, namespace: dict) 
     while changed:
         changed = False
         for value, written in flows:
-            if not written <= varied and _reads(value, namespace) & varied:
+            if not written <= varied and value_reads(value, namespace) & varied:
                 varied |= written
                 changed = True
         for first, second in links:
@@ -71,7 +68,7 @@ def constant_part_written(call, owner: str, nodes: list, varied: set, namespace:
     (varied_names), and `owner` is neither read before the call with a varied value (`y = A @
     x`, whose derivative reads A again) nor written in a loop."""
     given = call.args + [k.value for k in call.keywords]
-    if owner in varied or any(_reads(a, namespace) & varied for a in given):
+    if owner in varied or any(value_reads(a, namespace) & varied for a in given):
         return False
     if any(isinstance(n, (gast.For, gast.While)) and call in set(walk(n)) for n in nodes):
         return False
@@ -79,7 +76,7 @@ def constant_part_written(call, owner: str, nodes: list, varied: set, namespace:
     for statement in nodes:
         if isinstance(statement, (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr,
                                   gast.Return)) and (statement.lineno, statement.col_offset) < at:
-            read = _reads(statement, namespace)
+            read = value_reads(statement, namespace)
             if owner in read and read & varied:
                 return False
     return _made_here_alone(owner, nodes, at, namespace)
@@ -150,33 +147,6 @@ def _root_name(node):
             node, gast.Call) and isinstance(node.func, gast.Attribute):
         node = node.func.value if isinstance(node, gast.Call) else node.value
     return node
-
-
-def _reads(node, namespace: dict) -> set:
-    """The names whose values `node` reads (not through a shape: `x.shape`, `len(x)`, and not
-    in the branch of `a if False else b` that never runs)."""
-    skipped = set()
-    for inner in walk(node):
-        if isinstance(inner, gast.Attribute) and inner.attr in DESCRIPTIVE_ATTRIBUTES:
-            skipped.add(id(inner.value))
-        elif isinstance(inner, gast.IfExp) and isinstance(inner.test, gast.Constant):
-            skipped.add(id(inner.orelse if inner.test.value else inner.body))
-        elif isinstance(inner, gast.Call) and _shape_only(inner.func, namespace):
-            skipped.update(id(a) for a in inner.args)
-    names, stack = set(), [node]
-    while stack:
-        inner = stack.pop()
-        if id(inner) in skipped:
-            continue
-        if isinstance(inner, gast.Name) and isinstance(inner.ctx, gast.Load):
-            names.add(inner.id)
-        stack.extend(gast.iter_child_nodes(inner))
-    return names
-
-
-def _shape_only(func, namespace: dict) -> bool:
-    value = resolve(func, namespace)
-    return value is not MISSING and any(value is known for known in _SHAPE_ONLY)
 
 
 def _names(target) -> set:
