@@ -111,7 +111,9 @@ def test_closures_over_layers_nested_functions_and_defaults(generated):
     np.testing.assert_allclose(at.grad(second)(W), 9 * W ** 2)
     second.__defaults__ = (np.array([1.0, 1.0, 1.0]),)  # read when it runs, as the primal's
     np.testing.assert_allclose(at.grad(second)(W), 3 * W ** 2)
-    assert len(generated) == made
+    # A default other than a literal is a name of the namespace bound to the first function's
+    # value (which a template would keep alive): such a function is generated for itself, once.
+    assert len(generated) == made + 1
 
 
 def _in_a_loop(mode, a):

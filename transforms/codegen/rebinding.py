@@ -28,6 +28,7 @@ from .codegen import register_source
 from .loading import note_loaded
 from ..analysis.live_names import LiveNamespace, serves, transform_token
 from ..derivative_record import derivative_record
+from ..front.parsing import LITERALS as _LITERALS
 from ...runtime.generated_source import forget_with
 
 # Where a cell of the derivative's closure comes from, when it is bound to a function.
@@ -74,6 +75,11 @@ class DerivativeTemplate:
                 or record.traced_primal is not None or record.specialized is not None
                 or any(late is not None and not hasattr(late, "for_function")
                        for late in (record.whole_calls, record.top_calls))):
+            return None
+        if not all(type(value) in _LITERALS for value in (*(function.__defaults__ or ()), *(
+                function.__kwdefaults__ or {}).values())):
+            # (a default of another kind is a name of the namespace, bound to the first
+            # function's value: transforms/front/parsing.py _defaults_as_evaluated)
             return None
         tops = [namespace for namespace in record.namespaces if namespace.function is function]
         if len(tops) != 1:

@@ -206,7 +206,7 @@ def _read_tree(func, name: str, filename: str, first_line: int, source: str):
     return node, first_line, whole_file
 
 
-_LITERALS = (bool, int, float, complex, str, type(None))
+LITERALS = (bool, int, float, complex, str, type(None))
 
 
 def _defaults_as_evaluated(node: gast.FunctionDef, func, namespace: dict) -> None:
@@ -221,7 +221,7 @@ def _defaults_as_evaluated(node: gast.FunctionDef, func, namespace: dict) -> Non
     taken = {n.id for n in nodes_of(node) if isinstance(n, gast.Name)} | set(namespace)
 
     def value_node(parameter: str, value):
-        if type(value) in _LITERALS:
+        if type(value) in LITERALS:
             return gast.Constant(value=value, kind=None)
         identifier = f"_default_{parameter}"
         while identifier in taken:
