@@ -56,21 +56,25 @@ def _is_python_float(value) -> bool:
     return isinstance(value, float) and not isinstance(value, np.generic)
 
 
-def random_like(value, rng: np.random.Generator):
+def random_like(value, rng: np.random.Generator, cotangent: bool = False):
     """A random standard-normal value with the structure of `value`.
 
-    Float arrays and floats get random values of the same shape and type; tuples, lists,
-    dicts and namedtuples are followed; anything else (integers, booleans, strings, None,
-    other objects) gets None, meaning "not perturbed, no gradient".
+    Float arrays and floats get random values of the same shape and type, and so do complex
+    arrays where it is a `cotangent` (paired with them by `inner`); tuples, lists, dicts and
+    namedtuples are followed; anything else (integers, booleans, strings, None, other
+    objects) gets None, meaning "not perturbed, no gradient".
 
     Examples:
         >>> random_like({"w": np.zeros(2), "n": 3}, np.random.default_rng(0))
         {'w': array([ 0.12573022, -0.13210486]), 'n': None}
     """
     if isinstance(value, (tuple, list)):
-        return rebuild(value, [random_like(item, rng) for item in value])
+        return rebuild(value, [random_like(item, rng, cotangent) for item in value])
     if isinstance(value, dict):
-        return type(value)((key, random_like(item, rng)) for key, item in value.items())
+        return type(value)((key, random_like(item, rng, cotangent)) for key, item in value.items())
+    if cotangent and isinstance(value, np.ndarray) and value.dtype.kind == "c":
+        parts = rng.standard_normal((2, *value.shape))
+        return (parts[0] + 1j * parts[1]).astype(value.dtype)
     if _is_python_float(value):
         return float(rng.standard_normal())
     if _is_float_array(value):
@@ -109,11 +113,9 @@ def axpy(value, direction, eps: float):
     if direction is None:
         return value
     if isinstance(value, (tuple, list)):
-        return rebuild(value, [axpy(item, step, eps)
-                                for item, step in zip(value, direction)])
+        return rebuild(value, [axpy(item, step, eps) for item, step in zip(value, direction)])
     if isinstance(value, dict):
-        return type(value)((key, axpy(item, direction[key], eps))
-                           for key, item in value.items())
+        return type(value)((key, axpy(item, direction[key], eps)) for key, item in value.items())
     if _is_python_float(value):
         return float(value + eps * direction)
     return value + eps * direction
@@ -330,7 +332,7 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
     rng = np.random.default_rng(seed)
 
     output = f(*_copy(args))
-    cotangent = random_like(output, rng)
+    cotangent = random_like(output, rng, cotangent=True)
     gradient = grad_f(*_copy(args), **{seed_keyword_of(grad_f, "dy"): cotangent})
     if isinstance(wrt, (tuple, list)):
         if not isinstance(gradient, tuple) or len(gradient) != len(positions):
@@ -354,8 +356,7 @@ def check_vjp(f: Callable, grad_f: Callable, args: Sequence, wrt=0, *, rtol: flo
         _assert_close(expected, actual, f"{description} with respect to {label}",
                       "along a random direction v, <gradient, v>", "the gradient",
                       rtol=rtol, atol=atol, eps=eps,
-                      note=lambda mismatch: _kink_note(f, args, moved, cotangent, eps,
-                                                       mismatch))
+                      note=lambda mismatch: _kink_note(f, args, moved, cotangent, eps, mismatch))
 
     for position, label, g, v in zip(positions, labels, gradients, directions):
         compare(label, {position: v}, [(g, v)])
@@ -370,8 +371,7 @@ def _tangent_for(direction, value):
     if direction is None:
         return zeros_like(value)
     if isinstance(value, (tuple, list)):
-        return rebuild(value, [_tangent_for(step, item)
-                                for step, item in zip(direction, value)])
+        return rebuild(value, [_tangent_for(step, item) for step, item in zip(direction, value)])
     if isinstance(value, dict):
         return type(value)((key, _tangent_for(direction[key], item))
                            for key, item in value.items())
@@ -414,7 +414,7 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
     rng = np.random.default_rng(seed)
 
     output = f(*_copy(args))
-    cotangent = random_like(output, rng)
+    cotangent = random_like(output, rng, cotangent=True)
     directions = [random_like(args[position], rng) for position in positions]
 
     def push(moved: dict):
@@ -443,8 +443,7 @@ def check_jvp(f: Callable, forward_f: Callable, args: Sequence, wrt=0, *, rtol: 
         _assert_close(expected, actual, f"{description} along {label}",
                       "along a random tangent v, <output tangent, u>", "forward mode",
                       rtol=rtol, atol=atol, eps=eps,
-                      note=lambda mismatch: _kink_note(f, args, moved, cotangent, eps,
-                                                       mismatch))
+                      note=lambda mismatch: _kink_note(f, args, moved, cotangent, eps, mismatch))
 
     for position, label, v in zip(positions, labels, directions):
         compare(label, {position: v})
@@ -575,7 +574,7 @@ def _next_objective(f, grad_f, args, wrt, seed, level):
     objective is None when nothing in wrt is differentiable."""
     positions, _ = _wrt_positions(f, wrt, len(args))
     rng = np.random.default_rng([seed, level])
-    cotangent = random_like(f(*_copy(args)), rng)
+    cotangent = random_like(f(*_copy(args)), rng, cotangent=True)
     weights = [random_like(args[position], rng) for position in positions]
     objective = _gradient_dot_weights(f, grad_f, args, isinstance(wrt, (tuple, list)),
                                       cotangent, weights, f"gradient_dot_weights_{level}")

@@ -24,6 +24,7 @@ from .primitives import insert as ops_insert
 from .primitives import linalg as ops_linalg
 from .primitives import adjugates as ops_adjugates
 from .primitives import correlations as ops_correlations
+from .primitives import fourier as ops_fourier
 from .primitives import multi_dot as ops_multi_dot
 from .primitives import pad as ops_pad
 from .primitives import polynomials as ops_polynomials

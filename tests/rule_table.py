@@ -41,6 +41,7 @@ from autotrace.runtime.primitives.diagonal_fill import diagonal_values
 from autotrace.runtime.primitives.out_writes import kept_where, masked_operand
 from autotrace.runtime.primitives.linalg import lstsq_of_full_rank
 from autotrace.runtime.primitives.math_special import erfc, gamma, lgamma, polygamma, polygamma_of
+from tests.rule_table_fft import fft_table
 from tests.rule_table_nn import nn_table
 from tests.rule_table_signal import signal_table
 from tests.rule_table_statistics import statistics_table
@@ -1039,6 +1040,7 @@ TABLE += [
 TABLE += nn_table(E)  # convolution, pooling and erf: tests/rule_table_nn.py
 TABLE += signal_table(E)  # np.convolve, np.correlate: tests/rule_table_signal.py
 TABLE += statistics_table(E)  # nan reductions, quantiles: tests/rule_table_statistics.py
+TABLE += fft_table(E)  # np.fft's transforms: tests/rule_table_fft.py
 
 # Every entry's test id is unique.
 _names = [entry.name for entry in TABLE]
