@@ -25,6 +25,7 @@ from functools import lru_cache, partial
 
 import numpy as np
 
+from .array_api_fourier import Fourier
 from .array_api_products import Linalg
 from .primitives.primitive import NO_FACTS, SAME_NAME, function_facts, primitives
 
@@ -150,6 +151,7 @@ class NumpyNames:
             setattr(self, name, _ScalarType(self, getattr(xp, name)))
         self.bool_ = self.bool
         self.linalg = Linalg(self)
+        self.fft = Fourier(self)
         self.add = _Add(self)
 
     def __getattr__(self, name):

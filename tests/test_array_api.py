@@ -201,6 +201,24 @@ def test_a_numpy_function_the_standard_lacks_raises_naming_it():
         f(xp.asarray([1.0, 2.5]))
 
 
+def spectral_loss(x):
+    spectrum = np.fft.rfft(x, 8, norm="ortho")
+    image = np.fft.fft2(np.reshape(x[:4], (2, 2)))
+    return np.sum(np.abs(spectrum) ** 2) + np.sum(np.fft.irfft(image[0] * spectrum[:2], 3))
+
+
+def test_fft_runs_on_the_fft_extension_and_without_it_is_refused(monkeypatch):
+    # The extension's complex transforms take complex inputs only, and its norm no None.
+    x = np.array([1.0, 2.0, 0.5, -1.0, 3.0])
+    gradient = traced_gradient(spectral_loss, 0)
+    assert_matches(gradient(to_strict(x)), gradient(x))
+    monkeypatch.setattr(numpy_names(xp.asarray(x)).fft, "xp_fft", None)
+    with pytest.raises(ArrayApiError, match=r"^numpy\.fft\.rfft has no equivalent in "
+                                            r"array_api_strict, which has no fft extension "
+                                            r"of the array API; run it on NumPy arrays$"):
+        autotrace.function(spectral_loss)(to_strict(x))
+
+
 def test_numpy_refuses_strict_arrays_while_these_tests_run():
     """The guard the other tests rely on: NumPy given a strict array raises, not converts."""
     with pytest.raises(AssertionError, match="converted to a NumPy array"):

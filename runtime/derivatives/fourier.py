@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..devices import array_module
+from .dtypes import real_dtype
+
 
 def resized(x, shape: tuple):
     """`x` cropped or zero-padded at the end of each axis to `shape`, as np.fft fits its input
     to n or s. Linear; its transpose is `resized` back to x's shape."""
     widths = [(0, max(0, size - now)) for now, size in zip(np.shape(x), shape)]
     if any(after for _, after in widths):
-        x = np.pad(x, widths)
+        x = array_module(x).pad(x, widths)
     if tuple(np.shape(x)) == tuple(shape):
         return x
     return x[tuple(slice(0, size) for size in shape)]
@@ -52,10 +55,10 @@ def hermitian_weights(n: int, axis: int, like):
     """The weights, along `axis` of an array of `like`'s axes and precision, of the n // 2 + 1
     bins that np.fft.irfft of length n reads: 1 at bin 0 and at bin n / 2 of an even n, 2 at
     the others."""
-    weights = np.full(n // 2 + 1, 2.0, np.finfo(like.dtype).dtype)
+    weights = np.full(n // 2 + 1, 2.0, real_dtype(like))
     weights[0] = 1.0
     if n % 2 == 0:
         weights[-1] = 1.0
     shape = [1] * np.ndim(like)
     shape[axis] = n // 2 + 1
-    return np.reshape(weights, shape)
+    return array_module(like).asarray(np.reshape(weights, shape))
