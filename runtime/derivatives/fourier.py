@@ -42,19 +42,31 @@ def transform_axes(x, s=None, axes=None) -> tuple:
     return tuple(axis % ndim for axis in axes)
 
 
-def with_sizes(shape: tuple, axes: tuple, sizes: tuple) -> tuple:
-    """`shape` with the axes `axes` of the sizes `sizes` (None: kept)."""
-    shape = list(shape)
-    for axis, size in zip(axes, sizes):
-        if size is not None:
-            shape[axis] = size
+def last_axis(x, s=None, axes=None) -> int:
+    """The axis along which np.fft.rfftn(x, s, axes) and irfftn take the real transform."""
+    return transform_axes(x, s, axes)[-1]
+
+
+def padded_spectrum_shape(y, a, axis: int, n=None) -> tuple:
+    """The shape of rfft's result `y` of `a` with all n bins along `axis`, the n // 2 + 1 it
+    kept and those it dropped: n, else a's length."""
+    shape = list(np.shape(y))
+    shape[axis] = np.shape(a)[axis] if n is None else n
     return tuple(shape)
 
 
-def hermitian_weights(n: int, axis: int, like):
+def read_bins_shape(y, axis: int) -> tuple:
+    """The shape of the bins that irfft read to give `y`: n // 2 + 1 along `axis`, n = y's."""
+    shape = list(np.shape(y))
+    shape[axis] = shape[axis] // 2 + 1
+    return tuple(shape)
+
+
+def hermitian_weights(y, axis: int, like):
     """The weights, along `axis` of an array of `like`'s axes and precision, of the n // 2 + 1
-    bins that np.fft.irfft of length n reads: 1 at bin 0 and at bin n / 2 of an even n, 2 at
-    the others."""
+    bins that np.fft.irfft read to give `y`, of length n along `axis`: 1 at bin 0 and at bin
+    n / 2 of an even n, 2 at the others."""
+    n = np.shape(y)[axis]
     weights = np.full(n // 2 + 1, 2.0, real_dtype(like))
     weights[0] = 1.0
     if n % 2 == 0:

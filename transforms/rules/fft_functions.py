@@ -9,12 +9,13 @@ ifftshift are in shape_functions.py.
 """
 import numpy as np
 
-from ...runtime.derivatives.fourier import (hermitian_weights, resized,
-                                            transform_axes, with_sizes)
+from ...runtime.derivatives.fourier import (hermitian_weights, last_axis,
+                                            padded_spectrum_shape, read_bins_shape, resized,
+                                            transform_axes)
 from .core import constant, d
 from .declarations import linear
 
-constant(transform_axes, with_sizes, hermitian_weights)
+constant(transform_axes, last_axis, padded_spectrum_shape, read_bins_shape, hermitian_weights)
 
 
 @linear(resized)
@@ -54,49 +55,44 @@ def ifft2_rule(y, a, s=None, axes=(-2, -1), norm=None):
 
 @linear(np.fft.rfft)
 def rfft_rule(y, a, n=None, axis=-1, norm=None):
-    # The bins rfft dropped get zeros: the spectrum of length n, whose fft is a's gradient.
-    spectrum = resized(d[y], with_sizes(np.shape(y), (axis,), (np.shape(a)[axis] if n is None
-                                                                 else n,)))
+    # The bins rfft dropped get zeros: the spectrum of all n bins, whose fft is a's gradient.
+    spectrum = resized(d[y], padded_spectrum_shape(y, a, axis, n))
     d[a] = resized(np.fft.fft(spectrum, None, axis, norm), np.shape(a))
 
 
 @linear(np.fft.rfftn)
 def rfftn_rule(y, a, s=None, axes=None, norm=None):
     # As rfft along the last axis, whose bins are padded; fftn's transpose along the others.
-    spectrum = resized(d[y], with_sizes(np.shape(y), transform_axes(a, s, axes)[-1:], (
-        np.shape(a)[transform_axes(a, s, axes)[-1]] if s is None else s[-1],)))
+    spectrum = resized(d[y], padded_spectrum_shape(y, a, last_axis(a, s, axes),
+                                                   None if s is None else s[-1]))
     d[a] = resized(np.fft.fftn(spectrum, None, transform_axes(a, s, axes), norm), np.shape(a))
 
 
 @linear(np.fft.rfft2)
 def rfft2_rule(y, a, s=None, axes=(-2, -1), norm=None):
-    spectrum = resized(d[y], with_sizes(np.shape(y), transform_axes(a, s, axes)[-1:], (
-        np.shape(a)[transform_axes(a, s, axes)[-1]] if s is None else s[-1],)))
+    spectrum = resized(d[y], padded_spectrum_shape(y, a, last_axis(a, s, axes),
+                                                   None if s is None else s[-1]))
     d[a] = resized(np.fft.fftn(spectrum, None, transform_axes(a, s, axes), norm), np.shape(a))
 
 
 @linear(np.fft.irfft)
 def irfft_rule(y, a, n=None, axis=-1, norm=None):
-    # The bins irfft read, n // 2 + 1 of them, weighted; y is real, so is its gradient.
-    bins = np.fft.ifft(np.real(d[y]), None, axis, norm)
-    read = resized(bins, with_sizes(np.shape(y), (axis,), (np.shape(y)[axis] // 2 + 1,)))
-    d[a] = resized(read * hermitian_weights(np.shape(y)[axis], axis, read), np.shape(a))
+    # The n // 2 + 1 bins irfft read, weighted; y is real, so only its gradient's real part
+    # means anything.
+    read = resized(np.fft.ifft(np.real(d[y]), None, axis, norm), read_bins_shape(y, axis))
+    d[a] = resized(read * hermitian_weights(y, axis, read), np.shape(a))
 
 
 @linear(np.fft.irfftn)
 def irfftn_rule(y, a, s=None, axes=None, norm=None):
     # irfft along the last axis, after ifft along the others (as np.fft.irfftn computes it).
-    bins = np.fft.ifftn(np.real(d[y]), None, transform_axes(a, s, axes), norm)
-    read = resized(bins, with_sizes(np.shape(y), transform_axes(a, s, axes)[-1:], (
-        np.shape(y)[transform_axes(a, s, axes)[-1]] // 2 + 1,)))
-    d[a] = resized(read * hermitian_weights(np.shape(y)[transform_axes(a, s, axes)[-1]],
-                                            transform_axes(a, s, axes)[-1], read), np.shape(a))
+    read = resized(np.fft.ifftn(np.real(d[y]), None, transform_axes(a, s, axes), norm),
+                   read_bins_shape(y, last_axis(a, s, axes)))
+    d[a] = resized(read * hermitian_weights(y, last_axis(a, s, axes), read), np.shape(a))
 
 
 @linear(np.fft.irfft2)
 def irfft2_rule(y, a, s=None, axes=(-2, -1), norm=None):
-    bins = np.fft.ifftn(np.real(d[y]), None, transform_axes(a, s, axes), norm)
-    read = resized(bins, with_sizes(np.shape(y), transform_axes(a, s, axes)[-1:], (
-        np.shape(y)[transform_axes(a, s, axes)[-1]] // 2 + 1,)))
-    d[a] = resized(read * hermitian_weights(np.shape(y)[transform_axes(a, s, axes)[-1]],
-                                            transform_axes(a, s, axes)[-1], read), np.shape(a))
+    read = resized(np.fft.ifftn(np.real(d[y]), None, transform_axes(a, s, axes), norm),
+                   read_bins_shape(y, last_axis(a, s, axes)))
+    d[a] = resized(read * hermitian_weights(y, last_axis(a, s, axes), read), np.shape(a))
