@@ -24,6 +24,7 @@ _N_D = [
     ("axes", (2, 3, 4), dict(axes=(0, 2), norm="ortho")),
     ("s-axes", (3, 2, 5), dict(s=(4, 3), axes=(2, 0), norm="forward")),
     ("one-axis", (3, 5), dict(axes=(0,))),
+    ("s-whole-axis", (3, 4), dict(s=(2, -1), axes=(0, 1))),  # -1: the input's length
 ]
 _TWO_D = [("", (3, 4), {}), ("batched", (2, 3, 5), dict(s=(2, 4))),
           ("axes", (4, 2, 3), dict(axes=(0, 2), norm="ortho"))]

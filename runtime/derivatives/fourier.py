@@ -49,9 +49,9 @@ def last_axis(x, s=None, axes=None) -> int:
 
 def padded_spectrum_shape(y, a, axis: int, n=None) -> tuple:
     """The shape of rfft's result `y` of `a` with all n bins along `axis`, the n // 2 + 1 it
-    kept and those it dropped: n, else a's length."""
+    kept and those it dropped: n, else (None, or -1 in rfftn's s) a's length."""
     shape = list(np.shape(y))
-    shape[axis] = np.shape(a)[axis] if n is None else n
+    shape[axis] = np.shape(a)[axis] if n is None or n == -1 else n
     return tuple(shape)
 
 
