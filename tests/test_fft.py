@@ -120,3 +120,18 @@ def test_hermitian_fft_is_refused():
     with pytest.raises(TransformError, match="no derivative rule for numpy.fft.hfft: complex "
                                              "values"):
         autotrace.grad(loss)(np.ones(4))
+
+
+def test_an_axis_transformed_twice_is_refused_in_reverse_mode():
+    # NumPy transforms it twice, fitted to each size of s in turn: one transpose per axis would
+    # be wrong, so the gradient refuses; the tangent, the transform of the tangent, is right.
+    def loss(x):
+        return np.sum(np.abs(np.fft.fftn(x, (3, 5), axes=(0, 0))) ** 2)
+    x = RNG.standard_normal((4, 2))
+    with pytest.raises(NotImplementedError, match=r"^autotrace does not differentiate np\.fft's "
+                       r"n-d transforms along an axis given twice \(axes=\(0, 0\)\): call the "
+                       r"transform once per pass along it$"):
+        autotrace.grad(loss)(x)
+    direction = RNG.standard_normal(x.shape)
+    _, tangent = autotrace.jvp(loss, (x,), (direction,))
+    assert tangent == pytest.approx(np.sum(central_difference(loss, x) * direction), rel=1e-6)

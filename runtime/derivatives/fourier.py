@@ -35,11 +35,17 @@ def resized(x, shape: tuple):
 
 def transform_axes(x, s=None, axes=None) -> tuple:
     """The axes, non-negative, that np.fft.fftn(x, s, axes) transforms: those given, else the
-    last len(s) ones, else all."""
+    last len(s) ones, else all. An axis given twice, which NumPy transforms twice (cropped or
+    padded to each size in turn), is refused: the rules transpose one transform per axis."""
     ndim = np.ndim(x)
     if axes is None:
         axes = range(ndim - len(s), ndim) if s is not None else range(ndim)
-    return tuple(axis % ndim for axis in axes)
+    axes = tuple(axis % ndim for axis in axes)
+    if len(set(axes)) < len(axes):
+        raise NotImplementedError(
+            f"autotrace does not differentiate np.fft's n-d transforms along an axis given "
+            f"twice (axes={axes}): call the transform once per pass along it")
+    return axes
 
 
 def last_axis(x, s=None, axes=None) -> int:
