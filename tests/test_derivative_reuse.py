@@ -189,3 +189,21 @@ def test_a_lambda_calling_a_function_in_a_loop_and_its_second_derivatives(genera
         np.testing.assert_allclose(at.hessian(f)(W), np.diag(6 * a * W), rtol=1e-12)
         np.testing.assert_allclose(at.function(at.grad(f))(W), 3 * a * W ** 2, rtol=1e-12)
     assert counts[0] > 0 and counts[1:] == [0, 0]
+
+
+def test_a_nested_function_whose_default_reads_the_closure_is_generated_for_each_closure():
+    # the default `s=a` is evaluated where the derivative is generated: another closure's `a`
+    # must not be read from the first one's derivative
+    def make(a):
+        def loss(w):
+            def g(v, s=a):
+                return s * v ** 3
+            return np.sum(g(w))
+        return loss
+
+    for a in (1.0, 2.0, 3.0):
+        f = make(a)
+        np.testing.assert_allclose(at.grad(f)(W), 3.0 * a * W ** 2, rtol=1e-12)
+        value, gradient = at.value_and_grad(f)(W)
+        np.testing.assert_allclose(value, a * np.sum(W ** 3), rtol=1e-12)
+        np.testing.assert_allclose(gradient, 3.0 * a * W ** 2, rtol=1e-12)

@@ -81,6 +81,10 @@ class DerivativeTemplate:
             # (a default of another kind is a name of the namespace, bound to the first
             # function's value: transforms/front/parsing.py _defaults_as_evaluated)
             return None
+        if any(isinstance(constant, types.CodeType) for constant in function.__code__.co_consts):
+            # (a nested function's or lambda's defaults, which may read the closure, are
+            # evaluated by the transform where it generates the code: `def g(v, s=a)`)
+            return None
         tops = [namespace for namespace in record.namespaces if namespace.function is function]
         if len(tops) != 1:
             return None
