@@ -24,6 +24,7 @@ from ..codegen.naming import Namer, names_in
 from ..front.parsing import namespace_of, parse_function, resolve
 from ..front.out_arguments import rewrite_add_at, rewrite_out_arguments
 from ..front.class_method_calls import rewrite_class_method_calls
+from ..front.loop_else import write_out_loop_else
 from ..codegen.templates import name
 from ..codegen.nodes import to_ast, walk
 
@@ -71,6 +72,7 @@ def convert(function, helpers: dict):
                           lambda statement: (code.co_filename, statement.lineno),
                           Namer(names_in(tree)).temporary)
     rewrite_add_at(tree, namespace_of(original), helper)  # np.add.at(K, i, v) likewise
+    write_out_loop_else(tree)  # a loop's else: after it, under a flag where it breaks
     for node in walk(tree):
         setattr(node, _USER, True)
     namer = Namer(names_in(tree))

@@ -173,14 +173,14 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
                            orelse=[], type_comment=None), node)
 
     def visit_With(self, node):
-        # A name scope (transforms/reverse/name_scopes.py): its name becomes an atom, computed
-        # before the block, so the adjoint sweep opens the same name again.
+        # A name scope (reverse/name_scopes.py): its name becomes an atom, computed before the
+        # block, so the adjoint opens the same name again (another manager: in the header).
         scope = scope_call(node)
-        call = gast.Call(func=copy.deepcopy(scope.func),
-                         args=[self.atom(argument) for argument in scope.args],
-                         keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))
-                                   for k in scope.keywords])
-        self.emit(with_block(node, call, self.block(node.body)), node)
+        call = self.atom(scope) if not isinstance(scope, gast.Call) else gast.Call(
+            func=copy.deepcopy(scope.func), args=[self.atom(a) for a in scope.args],
+            keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in scope.keywords])
+        bound = copy.deepcopy(node.items[0].optional_vars)
+        self.emit(with_block(node, call, self.block(node.body), bound), node)
 
     def visit_Return(self, node):
         value = _constant(None) if node.value is None else self.atom(node.value)

@@ -78,9 +78,12 @@ def fields_of(cls) -> FieldsOf:
 def objects_built(function: gast.FunctionDef, namespace: dict, import_value) -> None:
     """Write each call of a user's class in `function` as `build_object(...)` (see the module
     docstring). import_value(hint, value): the name generated code reads `value` by."""
+    # (A with's context manager, transforms/front/context_managers.py, is called as written.)
+    headers = {id(item.context_expr) for node in walk(function)
+               if isinstance(node, gast.With) for item in node.items}
     for node in calls_written_out(function):
         cls = resolve(node.func, namespace)
-        if not _builds_by_fields(cls):
+        if not _builds_by_fields(cls) or id(node) in headers:
             continue
         if generated_dataclass_init(cls):
             fields = _dataclass_arguments(cls, node)

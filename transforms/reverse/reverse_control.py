@@ -13,7 +13,8 @@ import gast
 
 from ..analysis.liveness import closure_reads, read_before_bound
 from ..front.line_map import mark
-from .name_scopes import recomputes, scope_call, with_block
+from ..front.context_managers import PRIMAL, PURE, is_warning_filter
+from .name_scopes import recomputes, scope_call, with_block, with_kind
 from .sweep_parts import SAVE, UNDOES, Shared, Sweep, marked
 from ..codegen.templates import name, replace
 from ..codegen.nodes import walk
@@ -110,8 +111,12 @@ class ControlFlowAdjoints:
         """A name scope (transforms/reverse/name_scopes.py): the primal statements stay in it, and the
         adjoint statements run in its gradient scope (runtime/scopes.py `gradient_scope`)."""
         body = self.block(node.body)
-        primal = mark(with_block(node, copy.deepcopy(scope_call(node)), body.primal),
+        primal = mark(with_block(node, copy.deepcopy(scope_call(node)), body.primal,
+                                 copy.deepcopy(node.items[0].optional_vars)),
                       self.location, node)
+        kind = with_kind(node, self.context.namespace)
+        if kind in (PURE, PRIMAL):
+            return Sweep([primal], lambda state: self.managed_adjoint(node, body, state, kind))
 
         recomputing = recomputes(node, self.context.namespace)
         # (In a loop, what each iteration's block gives is pushed on a stack of its own and
@@ -137,6 +142,19 @@ class ControlFlowAdjoints:
             call.func = name(self.helper("gradient_scope"))
             return [mark(with_block(node, call, statements), self.location, node)]
         return Sweep([primal], adjoint)
+
+    def managed_adjoint(self, node, body, state: set, kind: str) -> list:
+        """The adjoint statements of a `with` of a context manager
+        (transforms/front/context_managers.py): a pure context's again in the same context,
+        evaluated anew, after the block's warning filters; the user's manager's as they
+        are, outside it (its entry and exit are the primal pass's)."""
+        statements = body.adjoint(state)
+        if kind == PRIMAL or not statements:
+            return statements
+        filters = [copy.deepcopy(s) for s in node.body
+                   if is_warning_filter(s, self.context.namespace)]
+        return [mark(with_block(node, copy.deepcopy(scope_call(node)), filters + statements),
+                     self.location, node)]
 
     def held_apart_adjoint(self, node, body, state: set, stacked: bool) -> list:
         """The adjoint of a `with state_as_at(_written1):` block, which runs a call again
