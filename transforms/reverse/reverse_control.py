@@ -109,7 +109,8 @@ class ControlFlowAdjoints:
 
     def visit_With(self, node):
         """A name scope (transforms/reverse/name_scopes.py): the primal statements stay in it, and the
-        adjoint statements run in its gradient scope (runtime/scopes.py `gradient_scope`)."""
+        adjoint statements run in its gradient scope (runtime/scopes.py `gradient_scope`).
+        Another context manager: see managed_adjoint."""
         body = self.block(node.body)
         primal = mark(with_block(node, copy.deepcopy(scope_call(node)), body.primal,
                                  copy.deepcopy(node.items[0].optional_vars)),
