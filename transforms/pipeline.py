@@ -36,6 +36,7 @@ from .codegen.codegen import to_source
 from .derivative_record import derivative_record
 from .front.dead_branches import deferring_refusals
 from .front.front_end import Unit
+from .front.statement_rewrites import statements
 from .session import Session, register_builder
 from .wrt import WithRespectTo
 from . import rules  # noqa: F401  (fills the rule registries)
@@ -90,7 +91,7 @@ SOURCE_PASSES = [
     SourcePass("state_writes", front_end.state_writes),  # self.n = ...: write_state(...)
     SourcePass("starred", front_end.starred),  # g(*xs): g(xs[0], xs[1])
     SourcePass("super", front_end.super_calls),  # super(): super(C, self)
-    SourcePass("statements", front_end.statements),  # loop else, :=, map, {"a"}: rewritten
+    SourcePass("statements", statements),  # loop else, :=, map, {"a"}: rewritten
     SourcePass("check", front_end.check),  # what autotrace supports (transforms/front/checks.py)
     SourcePass("dicts", front_end.dicts),  # dict methods (transforms/front/dict_methods.py)
     SourcePass("bind", front_end.bind),  # parameters, wrt, namespace, names, helpers

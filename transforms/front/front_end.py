@@ -82,11 +82,6 @@ from ..analysis.given_state_writes import (call_changing_objects_by_method, call
 from ..codegen.templates import name
 from .varargs import calls_written_out, specialize_calls, spell_out_starred
 from .starred_targets import spell_out_starred_targets
-from .assignment_expressions import hoist_assignment_expressions
-from .constant_sets import write_out_constant_sets
-from .context_managers import nest_with_items
-from .loop_else import write_out_loop_else
-from .maps_and_filters import write_out_maps_and_filters
 from ..wrt import WithRespectTo
 
 
@@ -318,14 +313,6 @@ def starred(unit: Unit) -> None:
 
 def super_calls(unit: Unit) -> None:
     explicit_super(unit.function, unit.parsed.namespace)
-
-
-def statements(unit: Unit) -> None:
-    write_out_loop_else(unit.function)  # for ... else: (loop_else.py)
-    hoist_assignment_expressions(unit.function)  # if (s := f(x)) > 0: s = f(x)
-    write_out_constant_sets(unit.function)  # {"a", "b"}: set(("a", "b"))
-    nest_with_items(unit.function)  # with a, b: with a: with b:
-    write_out_maps_and_filters(unit.function, unit.parsed.namespace)  # sum(map(f, xs))
 
 
 def check(unit: Unit) -> None:

@@ -1,0 +1,19 @@
+"""The front end's `statements` pass: statements written out as others the transforms follow,
+each by a rewrite of its own module, in this order (a loop's else clause may hold a `:=`, a
+set or a map that the later rewrites see)."""
+from __future__ import annotations
+
+from .assignment_expressions import hoist_assignment_expressions
+from .constant_sets import write_out_constant_sets
+from .context_managers import nest_with_items
+from .loop_else import write_out_loop_else
+from .maps_and_filters import write_out_maps_and_filters
+
+
+def statements(unit) -> None:
+    """Rewrite `unit.function` (a transforms/front/front_end.py Unit's) in place."""
+    write_out_loop_else(unit.function)  # for ... else: (loop_else.py)
+    hoist_assignment_expressions(unit.function)  # if (s := f(x)) > 0: s = f(x)
+    write_out_constant_sets(unit.function)  # {"a", "b"}: set(("a", "b"))
+    nest_with_items(unit.function)  # with a, b: with a: with b:
+    write_out_maps_and_filters(unit.function, unit.parsed.namespace)  # sum(map(f, xs))
