@@ -24,11 +24,13 @@ Decisions:
 from __future__ import annotations
 
 import linecache
+from contextlib import nullcontext
 
 import numpy as np
 
 from ..abstract import same_type
 from ..generated_source import SHORT_CIRCUIT_NAME
+from ..branch_writes import BranchNumbers
 from ..scopes import record_refusal
 from .control import (_aval, _describe, _same_structure, cond, current_builder,
                                        traced_cond)
@@ -79,6 +81,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     set_by: dict = {}
 
     taken_over = TakenOver(values, names, outside)
+    state = BranchNumbers(where, "`if`")  # the Python numbers of objects' state
     kept = KeptContainers(values, names, where, made, (true_fn, false_fn), shared)
     for index in kept.indexes:  # written back after the `if`, live or not: another name holds it
         keep[index] = True
@@ -86,7 +89,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
     def branch(function, side):
         def run(*operands):
             results = _traced_branch(kept.noting(function, side), operands, side, where,
-                                     "`if`", held=placeholders is not True)
+                                     "`if`", held=placeholders is not True, state=state)
             taken_over.note(results)
             left[side] = results
             numbers[side] = {index: value for index, value in enumerate(results)
@@ -161,6 +164,7 @@ def if_stmt(test, true_fn, false_fn, values: tuple, *, names: tuple, live: tuple
 
     results = kept.write_back(taken_over.refuse_writes(
         _until_settled(where, len(names) + 1, attempt)))
+    state.check()
     # a number both branches leave a Python number (or a traced one, weak) is one after the if
     results = [make_weak(value) if index in weak[True] and index in weak[False]
                else eithers[index](value) if index in eithers
@@ -180,12 +184,14 @@ class BranchIndexError(ControlFlowError, IndexError):
 
 
 def _traced_branch(function, operands: tuple, side: bool, where: str, statement: str,
-                   held: bool = True):
+                   held: bool = True, state: BranchNumbers | None = None):
     """`function(*operands)`, a branch being traced; NumPy's errors of shapes and indices there
     become `_branch_error`s. With `held` (the user's code), the NumPy arrays it reaches are
-    read-only meanwhile (control_held.py)."""
+    read-only meanwhile (control_held.py); `state` traces it from the Python numbers of
+    objects' state as they were before the statement (branch_writes.py)."""
     try:
-        with held_read_only((function,) if held else (), where, statement):
+        with held_read_only((function,) if held else (), where, statement), \
+                state.branch(side) if state is not None else nullcontext():
             return function(*operands)
     except (ValueError, IndexError) as error:
         if type(error).__module__.startswith("autotrace"):
@@ -378,9 +384,10 @@ def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression
     if not isinstance(test, Tracer):
         return true_thunk() if test else false_thunk()
     expression, taken_over, weak, left, fixes = "conditional expression", [], [], {}, {}
+    state = BranchNumbers(where, expression)
 
     def branch(thunk, side):
-        result = _traced_branch(thunk, (), side, where, expression)
+        result = _traced_branch(thunk, (), side, where, expression, state=state)
         taken_over.append(outside and holds_numpy_array(result))
         weak.append(is_weak(result))
         left[side] = result
@@ -407,6 +414,7 @@ def if_exp(test, true_thunk, false_thunk, where: str = "a conditional expression
             fixes.update(made[0])
             taken_over.clear(), weak.clear()
             result = made[1](attempt())
+    state.check()
     if any(taken_over):
         may_be_outside_array(result)
     # a Python number on both sides (or a traced one, weak) is one after it, as after an `if`

@@ -34,6 +34,7 @@ import re
 import numpy as np
 
 from ..abstract import same_type
+from ..branch_writes import loop_numbers_watched
 from .control import (ControlFlowError, _aval, _describe, _same_structure,
                                        current_builder, traced_while)
 from .control_branches import if_stmt
@@ -317,7 +318,8 @@ def _graph_loop(parent, test_fn, body_fn, values, names, live, where, statement,
         return test_fn(*full(state))
 
     def loop_body(state):
-        results = body_fn(*full(state))
+        with loop_numbers_watched(where, statement):  # a Python number it changes: refused
+            results = body_fn(*full(state))
         if placeholders is True:
             found.clear()
             found.update(_flags_after(names, values, results, flags, settled))
