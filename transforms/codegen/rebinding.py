@@ -85,6 +85,9 @@ class DerivativeTemplate:
             # (a nested function's or lambda's defaults, which may read the closure, are
             # evaluated by the transform where it generates the code: `def g(v, s=a)`)
             return None
+        if any(_made_in_a_function(cell.cell_contents) for cell in function.__closure__ or ()
+               if _filled(cell)):
+            return None  # (the derivatives of its calls, which a template keeps, would keep it)
         tops = [namespace for namespace in record.namespaces if namespace.function is function]
         if len(tops) != 1:
             return None
@@ -227,6 +230,15 @@ def _reaches(value, tainted: tuple, depth: int = 2) -> bool:
     else:
         return False
     return any(_reaches(part, tainted, depth - 1) for part in parts)
+
+
+def _made_in_a_function(value) -> bool:
+    """Whether `value` is a class or function defined inside a function, or an object of such a
+    class: one the user may drop, which a template kept for the code would keep alive."""
+    kind = value if isinstance(value, type) else type(value)
+    named = value if isinstance(value, (type, types.FunctionType)) else kind
+    return "<locals>" in getattr(named, "__qualname__", "") or \
+        "<locals>" in getattr(kind, "__qualname__", "")
 
 
 def _keeper(value):
