@@ -2,96 +2,135 @@
 step: `opt.minimize(lambda: loss(...))`, `implicit_value_and_grad(loss)()` with `def loss()`
 inside the step, `autotrace.grad(lambda w: loss(w, batch))(w)` (or hessian) in a loop. Each
 such closure is a new function of the same code; its derivative is the one made for the first,
-rebound to its cells (transforms/codegen/rebinding.py), not generated again. Beside each, the same step with
-the loss defined once, which is what rebinding should come close to.
+rebound to its cells (transforms/codegen/rebinding.py), not generated again.
 
-    python benchmarks/eager_steps.py [--steps 200]
+    pip install -r benchmarks/requirements.txt jax    # the peers' columns, where installed
+    python benchmarks/eager_steps.py [--one-core] [--repeat 5]
 
-Prints milliseconds per step (the best of 3 runs of --steps steps).
+Beside each closure-per-step form: the same step with the loss defined once (what rebinding
+should come close to), the NumPy primal (the loss alone) and the peers doing the same thing
+eagerly: autograd's grad of a lambda made each step, jax.grad of a lambda made each step (no
+jit: a new lambda would be traced again) and jax.jit(jax.grad(loss)) made once. Every form's
+gradient is checked against the loss-defined-once gradient before timing; the script exits
+with status 1 if one differs. Times are milliseconds per step (best of --repeat runs) and the
+ratio to the NumPy primal.
 """
 from __future__ import annotations
 
-import argparse
-import time
+import os
 
-import numpy as np
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")  # before NumPy loads its BLAS
 
-import autotrace as at
-from autotrace import layers, optimizers
+import sys  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from grad_speed import describe_environment, parse_options  # noqa: E402
+from traced_speed import best_times_in_turns, load_jax  # noqa: E402
+
+import autotrace as at  # noqa: E402
+from autotrace import layers, optimizers  # noqa: E402
+
+
+def mse(w, batch, np_module=np):
+    inputs, targets = batch
+    return np_module.mean((np_module.tanh(inputs @ w) - targets) ** 2)
+
+
+def functional_steps(rng, autograd, jax):
+    """{name: step} for a loss of parameters w and a batch, each step giving the gradient."""
+    w = rng.normal(size=(8, 1))
+    batch = rng.normal(size=(64, 8)), rng.normal(size=(64, 1))
+    gradient_once = at.grad(mse)
+    steps = {
+        "numpy primal (the loss alone)": lambda: mse(w, batch),
+        "grad(lambda w: loss(w, batch))": lambda: at.grad(lambda v: mse(v, batch))(w),
+        "value_and_grad(lambda ...)[1]": lambda: at.value_and_grad(
+            lambda v: mse(v, batch))(w)[1],
+        "grad(loss) made once": lambda: gradient_once(w, batch),
+    }
+    if autograd is not None:
+        steps["autograd grad(lambda) each step"] = lambda: autograd.grad(
+            lambda v: mse(v, batch, autograd.numpy))(w)
+    if jax is not None:
+        on_device = jax.numpy.asarray(w), tuple(jax.numpy.asarray(b) for b in batch)
+        steps["jax.grad(lambda) each step"] = lambda: jax.grad(
+            lambda v: mse(v, on_device[1], jax.numpy))(on_device[0]).block_until_ready()
+        jitted = jax.jit(jax.grad(lambda v, b: mse(v, b, jax.numpy)))
+        steps["jax.jit(jax.grad(loss)) made once"] = lambda: jitted(
+            *on_device).block_until_ready()
+    hessians = {"numpy primal (the loss alone)": steps["numpy primal (the loss alone)"],
+                "hessian(lambda w: loss(w, batch))": lambda: at.hessian(
+        lambda v: mse(v, batch))(w)}
+    reference = gradient_once(w, batch)
+    return steps, hessians, reference
 
 
 def keras_steps(rng):
+    """{name: step} for a two-layer net, each step giving the gradients of its Variables (the
+    optimizer's update is applied by the minimize forms and timed with them)."""
     x, y = rng.normal(size=(64, 8)), rng.normal(size=(64, 1))
     hidden, output = layers.Dense(16, activation="relu"), layers.Dense(1)
-    optimizer = optimizers.Adam(0.01)
-
-    def minimize_lambda():
-        return optimizer.minimize(lambda: np.mean((output(hidden(x)) - y) ** 2))
-
-    def implicit_inner_loss():
-        def loss():
-            return np.mean((output(hidden(x)) - y) ** 2)
-        value, pairs = at.implicit_value_and_grad(loss)()
-        optimizer.apply_gradients(pairs)
-        return value
+    optimizer = optimizers.SGD(0.0)  # (a step of 0: every step sees the same Variables)
 
     def loss_once():
         return np.mean((output(hidden(x)) - y) ** 2)
 
-    def minimize_defined_once():
-        return optimizer.minimize(loss_once)
-    return {"minimize(lambda)": minimize_lambda,
-            "implicit_value_and_grad(def loss inside)": implicit_inner_loss,
-            "minimize(loss defined once)": minimize_defined_once}
+    def implicit_inner_loss():
+        def loss():
+            return np.mean((output(hidden(x)) - y) ** 2)
+        return [gradient for gradient, _ in at.implicit_value_and_grad(loss)()[1]]
+
+    loss_once()  # (the layers build on their first call)
+    steps = {
+        "numpy primal (the net's loss alone)": loss_once,
+        "implicit_value_and_grad(def loss inside)": implicit_inner_loss,
+        "implicit_value_and_grad(loss defined once)": lambda: [
+            gradient for gradient, _ in at.implicit_value_and_grad(loss_once)()[1]],
+        "minimize(lambda)": lambda: optimizer.minimize(
+            lambda: np.mean((output(hidden(x)) - y) ** 2)),
+        "minimize(loss defined once)": lambda: optimizer.minimize(loss_once),
+    }
+    reference = steps["implicit_value_and_grad(loss defined once)"]()
+    return steps, reference
 
 
-def mse(w, batch):
-    inputs, targets = batch
-    return np.mean((np.tanh(inputs @ w) - targets) ** 2)
+def _same(given, expected) -> bool:
+    if isinstance(expected, list):
+        return len(given) == len(expected) and all(map(_same, given, expected))
+    return np.allclose(np.asarray(given), np.asarray(expected), rtol=1e-10, atol=1e-12)
 
 
-def functional_steps(rng):
-    w = rng.normal(size=(8, 1))
-    batch = rng.normal(size=(64, 8)), rng.normal(size=(64, 1))
-    gradient_once = at.grad(mse)
-
-    def grad_lambda():
-        return at.grad(lambda v: mse(v, batch))(w)
-
-    def value_and_grad_lambda():
-        return at.value_and_grad(lambda v: mse(v, batch))(w)
-
-    def hessian_lambda():
-        return at.hessian(lambda v: mse(v, batch))(w)
-
-    def grad_defined_once():
-        return gradient_once(w, batch)
-    return {"grad(lambda w: loss(w, batch))": grad_lambda,
-            "value_and_grad(lambda w: loss(w, batch))": value_and_grad_lambda,
-            "hessian(lambda w: loss(w, batch))": hessian_lambda,
-            "grad(loss) made once": grad_defined_once}
-
-
-def milliseconds_per_step(step, steps: int) -> float:
-    for _ in range(3):  # warm: the first derivative generated, caches filled
-        step()
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(steps):
-            step()
-        best = min(best, (time.perf_counter() - start) / steps)
-    return best * 1e3
-
-
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=200)
-    options = parser.parse_args(argv)
+def main(argv=None) -> int:
+    options, _ = parse_options(__doc__, argv, workloads=[])
+    autograd, _ = describe_environment()
+    jax, _ = load_jax()
     rng = np.random.default_rng(0)
-    for name, step in {**keras_steps(rng), **functional_steps(rng)}.items():
-        print(f"{name:45s} {milliseconds_per_step(step, options.steps):8.3f} ms/step")
+    functional, hessians, functional_reference = functional_steps(rng, autograd, jax)
+    keras, keras_reference = keras_steps(rng)
+    failed = False
+    for group, reference in ((functional, functional_reference), (keras, keras_reference)):
+        for name, step in group.items():
+            if "primal" in name or "minimize" in name:
+                continue
+            if not _same(step(), reference):
+                print(f"WRONG: {name} differs from the gradient of the loss defined once")
+                failed = True
+    if failed:
+        return 1
+    for title, group in (("A loss of parameters w and a batch (8 -> 1, batch 64)", functional),
+                         ("Hessian of that loss", hessians),
+                         ("Two Dense layers (8 -> 16 -> 1, batch 64), Variables", keras)):
+        print(f"\n{title}")
+        times = best_times_in_turns(group, options.repeat)
+        primal = next((t for name, t in times.items() if "primal" in name), None)
+        for name, seconds in times.items():
+            ratio = "" if primal is None else f"{seconds / primal:9.1f} x primal"
+            print(f"  {name:45s} {seconds * 1e3:9.3f} ms/step {ratio}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
