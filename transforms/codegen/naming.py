@@ -194,3 +194,22 @@ def local_names(arguments: gast.arguments, body: list) -> set:
                                    gast.GeneratorExp)):
                 found.update(n.target.id for n in nodes_of(node) if isinstance(n, gast.NamedExpr))
     return found
+
+
+# Builtins that run a function or generator they are given before they return.
+_CONSUMING = frozenset({"sum", "min", "max", "sorted", "list", "tuple", "set", "dict", "any",
+                        "all"})
+
+
+def made_functions(nodes) -> list:
+    """The functions, lambdas, classes and generator expressions made in `nodes` (nested
+    scopes included) that may outlive the statement making them: not a lambda or generator
+    expression given straight to a builtin that runs it at once (`sum(v * k for v in xs)`,
+    `sorted(xs, key=lambda v: v * k)`)."""
+    kinds = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+             gast.GeneratorExp)
+    found = [node for root in nodes for node in nodes_of(root)]
+    consumed = {id(value) for node in found if isinstance(node, gast.Call)
+                and getattr(node.func, "id", None) in _CONSUMING
+                for value in node.args + [k.value for k in node.keywords]}
+    return [node for node in found if isinstance(node, kinds) and id(node) not in consumed]

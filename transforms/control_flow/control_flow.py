@@ -130,7 +130,8 @@ class ControlFlowConverter:
         self.unfollowed = None if self.generated_code else write_sharing(
             node, self.filename, self.namespace)
         self.closure_reads = {n for statement in body for scope in walk_scope(statement)
-                              if isinstance(scope, (gast.FunctionDef, gast.Lambda))
+                              if isinstance(scope, (gast.FunctionDef, gast.Lambda,
+                                                    gast.ClassDef))
                               for n in loaded_names([scope])}
         self.closures = closures_of(body)
         body = self.block(body, after=set())

@@ -16,7 +16,7 @@ import re
 import gast
 
 from ..analysis.written_by_calls import arguments_written_by
-from ..codegen.naming import SCOPES, local_names, name_counts, walk_scope
+from ..codegen.naming import SCOPES, local_names, made_functions, name_counts, walk_scope
 from ..codegen.codegen import to_source
 from ..codegen.templates import name
 
@@ -222,11 +222,13 @@ def stop_statement(stop: str) -> gast.If:
 
 
 def closures_of(statements) -> list:
-    """(line, variables, name) for each function and lambda defined in `statements`: the
-    variables it reads from the function it is defined in (what it loads, less its own
-    parameters and locals), and the name it is bound to where that name is only ever called
-    (`def g`, `g = lambda ...`, then `g(...)`: it runs only where its name is read), else
-    None (passed on or kept, it may run anywhere later)."""
+    """(line, variables, name, node) for each function, lambda and class defined in
+    `statements`: the variables it reads from the function it is defined in (what it loads,
+    less its own parameters and locals), and the name it is bound to where that name is only
+    ever called and the function makes nothing that outlives the call (`def g`, `g = lambda
+    ...`, then `g(...)`: it runs only where its name is read), else None (passed on or kept, a
+    class's method, a generator, or a function making a function, a lambda or a class that it
+    may return or store: it may run anywhere later)."""
     calls, reads, named = collections.Counter(), name_counts(statements), {}
     for statement in statements:
         for node in walk_scope(statement):
@@ -238,28 +240,91 @@ def closures_of(statements) -> list:
     closures = []
     for statement in statements:
         for scope in walk_scope(statement):
-            if isinstance(scope, (gast.FunctionDef, gast.Lambda)):
+            if isinstance(scope, gast.ClassDef):
+                closures.append((scope.lineno, loaded_names([scope]), None, scope))
+            elif isinstance(scope, (gast.FunctionDef, gast.Lambda)):
                 body = scope.body if isinstance(scope, gast.FunctionDef) else [scope.body]
                 bound = scope.name if isinstance(scope, gast.FunctionDef) else named.get(
                     id(scope))
+                if calls[bound] != reads[bound] or _outlived(body):
+                    bound = None
                 closures.append((scope.lineno, loaded_names([scope]) - local_names(
-                    scope.args, body), bound if calls[bound] == reads[bound] else None))
+                    scope.args, body), bound, scope))
     return closures
+
+
+def _outlived(body) -> bool:
+    """Whether a function of `body` may leave something that runs after the call: a nested
+    function, lambda, class or generator expression it makes (codegen/naming.py
+    `made_functions`), or a yield (a generator)."""
+    return bool(made_functions(body)) or any(
+        isinstance(node, (gast.Yield, gast.YieldFrom, gast.Await))
+        for statement in body for node in gast.walk(statement))
+
+
+def _made_and_called(node, scope, bound) -> bool:
+    """Whether the closure `scope`, bound to `bound` in a statement list inside `node`, is
+    called only by later statements of that list: in the iteration, or the branch, that made
+    it, with the values that list's own function holds, as Python's."""
+    for lists in (getattr(inner, field, None) for inner in walk_scope(node)
+                  for field in ("body", "orelse", "finalbody")):
+        if not isinstance(lists, list):
+            continue
+        for index, statement in enumerate(lists):
+            if statement is scope or (isinstance(statement, gast.Assign)
+                                      and statement.value is scope):
+                later = name_counts(lists[index + 1:])[bound]
+                stores = name_counts([node], (gast.Store, gast.Del))[bound] + sum(
+                    1 for s in walk_scope(node) if isinstance(s, gast.FunctionDef)
+                    and s.name == bound)
+                return later == name_counts([node])[bound] and stores == 1
+    return False
+
+
+def _called_before_writes(node, variables, bound) -> bool:
+    """Whether an if `node` calls `bound`, a closure made before it, only before it assigns
+    any of `variables` (in source order, no loop in it; in the assignment's own value at the
+    latest), so that the closure reads the values from before the statement, as Python's."""
+    if not isinstance(node, gast.If) or name_counts([node.test])[bound] or any(
+            isinstance(inner, _LOOPS) for inner in walk_scope(node)):
+        return False
+    simple = [inner for inner in walk_scope(node) if isinstance(inner, gast.stmt)
+              and not isinstance(inner, (gast.If, gast.With, gast.Try))]
+    writes = [(inner.lineno, inner.col_offset) for inner in simple
+              if set(assigned_names([inner])) & variables
+              or any(isinstance(n, gast.NamedExpr) for n in gast.walk(inner))]
+    first = min(writes, default=None)
+    for inner in simple:
+        if name_counts([inner])[bound] and first is not None:
+            at = (inner.lineno, inner.col_offset)
+            if at > first or at == first and not (isinstance(inner, gast.Assign) and not any(
+                    isinstance(n, gast.NamedExpr) for n in gast.walk(inner))):
+                return False
+    return True
 
 
 def captured_at(closures, node, loops, after) -> set:
     """The variables read by the closures that may run in `node` or after it (`after`: the
     variables read after it): those made before it ends, in it, or in one of the `loops`
     around it (an iteration's closure meets the next one's statement), but for one whose
-    name, only ever called, is read neither in it nor after it."""
+    name, only ever called, is read neither in it nor after it; nor one whose name is read
+    only in it, called only by the statements after it in the iteration or branch that made
+    it, or (made before an if) only before the if assigns what it reads."""
     if node is None:
         return set()
     spans = [(loop.lineno, loop.end_lineno or loop.lineno) for loop in loops]
     end = getattr(node, "end_lineno", None) or node.lineno
     live = set(after) | loaded_names([node])
-    return {variable for line, variables, bound in closures
-            if (line <= end or any(first <= line <= last for first, last in spans))
-            and (bound is None or bound in live) for variable in variables}
+    captured = set()
+    for line, variables, bound, scope in closures:
+        if not (line <= end or any(first <= line <= last for first, last in spans)):
+            continue
+        if bound is not None and (bound not in live or bound not in after and (
+                node.lineno <= line and _made_and_called(node, scope, bound)
+                or line < node.lineno and _called_before_writes(node, variables, bound))):
+            continue
+        captured |= variables
+    return captured
 
 
 def over_trip_count(iterable) -> bool:

@@ -21,7 +21,7 @@ import gast
 from ..analysis.calls import Checkpointed
 from ..codegen.codegen import to_source
 from ..errors import Location
-from ..codegen.naming import Namer
+from ..codegen.naming import Namer, made_functions
 from ..codegen.templates import name
 from ..codegen.nodes import children, walk
 
@@ -182,6 +182,40 @@ def _check_defaults(definition, label: str, outer_locals: set, location: Locatio
             f"{', '.join(read)} as an argument instead", "nested function default")
 
 
+def _reassigned(function, variable: str) -> bool:
+    """Whether `function` may give `variable` another value after its first: it assigns it
+    twice, in a loop, or as a parameter it assigns."""
+    arguments = function.args
+    parameters = set(_parameters(arguments)) | {
+        a.id for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    stores = sum(1 for n in _scope(function.body) if isinstance(n, gast.Name)
+                 and isinstance(n.ctx, gast.Store) and n.id == variable)
+    in_loop = any(isinstance(n, (gast.For, gast.While)) and variable in _stored([n])
+                  for n in _scope(function.body))
+    return in_loop or stores + (variable in parameters) > 1
+
+
+def _check_made_closures(function, definition, label: str, outer_locals: set,
+                         location: Location):
+    """A lifted function is given the enclosing function's variables when it is called: a
+    function, lambda, class or generator it makes keeps those values, where Python's reads
+    the variable's value when it runs. One that reads a variable the enclosing function
+    assigns again (`def make(): return lambda v: v * k`, then `k = k + 1`) is refused."""
+    for node in made_functions(definition.body):
+        read = (_free_variables(node) if isinstance(node, (gast.FunctionDef, gast.Lambda))
+                else {n.id for n in walk(node) if isinstance(n, gast.Name)
+                      and isinstance(n.ctx, gast.Load)})
+        changed = sorted(v for v in read & outer_locals if _reassigned(function, v))
+        if changed:
+            raise location.error(
+                node, f"a function, lambda or generator made by the nested function "
+                f"{label!r} reads the enclosing function's variable {changed[0]!r}, which "
+                "that function assigns again; autotrace gives a nested function the values "
+                "of such variables when it is called, so what it makes would keep the old "
+                f"value. Pass {changed[0]} as an argument to the function it makes instead",
+                "nested function as a value")
+
+
 def lift_nested_functions(function: gast.FunctionDef, location: Location, namer: Namer,
                           namespace: dict) -> None:
     """Replace each nested def/lambda in `function` by a lifted function bound in `namespace`
@@ -212,6 +246,7 @@ def lift_nested_functions(function: gast.FunctionDef, location: Location, namer:
 
     for statement, nested_name, definition in definitions:
         hoisted = isinstance(statement, gast.Assign) and nested_name not in names_in_source
+        _check_made_closures(function, definition, nested_name, outer_locals, location)
         _check_defaults(definition, "a lambda" if hoisted else
                         f"the nested function {nested_name!r}", outer_locals, location)
     lifted = {n: (namer.fresh(f"{function.name}__{n}"), sorted(free[n])) for n in free}
