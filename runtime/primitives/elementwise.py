@@ -23,7 +23,7 @@ from .registry import (INPUTS_ORDER, Primitive, array_method, bind, bind_like, d
                        literal_source, numpy_functions, out_argument, primitives, register,
                        reject_arguments, shape_of, static, static_dtype, traces, ufunc_methods,
                        untraceable, untraceable_shape, UntraceableError)
-from .out_writes import unmasked_out_message
+from .out_writes import masked_outer_message, unmasked_out_message
 from .same_sizes import check_unknown_sizes
 from .weak_inputs import cast_weak_inputs, clip_bounds, python_number_as
 
@@ -319,6 +319,8 @@ def apply_ufunc(ufunc: np.ufunc, method: str, *inputs, **kwargs):
     With `dtype=`, the ufunc runs on its inputs cast as NumPy casts them: to the loop it picks
     for that output dtype in a call, to that dtype in a reduction."""
     if method == "outer":  # as NumPy computes it; both operands arrays, none weak
+        if kwargs.get("where", True) is not True:
+            raise UntraceableError(masked_outer_message(ufunc.__name__))
         a, b = (v if is_traced(v) or isinstance(v, np.ndarray) else np.asarray(v) for v in inputs)
         return apply_ufunc(ufunc, "__call__", np.reshape(a, a.shape + (1,) * b.ndim), b, **kwargs)
     dtype = kwargs.pop("dtype", None)

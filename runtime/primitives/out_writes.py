@@ -76,14 +76,15 @@ _OUT_UNSAFE = frozenset({
 
 
 def checked_out(value, out, function_name: str, filename: str | None = "<unknown>",
-                line: int | None = None, casting: str = "same_kind"):
+                line: int | None = None, casting: str | None = None):
     """`value`, the result of NumPy's `function_name` called with an `out` argument on the
     user's `line` of `filename`, checked before generated code writes it into `out`
     (`out[...] = checked_out(value, out, ...)`, transforms/front/out_arguments.py): NumPy's
     error, naming that line, where out's dtype is not one NumPy's out= takes for it (the call's
-    `casting`, "same_kind" by default: no float into an integer array; for take and compress,
-    an out whose dtype casts safely to the result's; for dot, the result's dtype alone; for
-    einsum, one the result casts to safely; for reductions, any).
+    `casting`, None where the call gives none: "same_kind", no float into an integer array;
+    for take and compress, an out whose dtype casts safely to the result's; for dot, the
+    result's dtype alone; for einsum, one the result casts to by `casting`, "safe" by default;
+    for reductions, any).
     A `filename` of None: the line of the code outside autotrace and NumPy that called it."""
     if filename is None:
         filename, line = code_site() or ("<unknown>", None)
@@ -96,27 +97,31 @@ def checked_out(value, out, function_name: str, filename: str | None = "<unknown
                             f"according to the rule 'safe' (numpy.{function_name} with out=: "
                             f"give out the dtype {value_dtype}){where}")
     elif function_name in _OUT_COMMON_SAFE:
-        common = np.result_type(value_dtype, out_dtype)
-        if not np.can_cast(common, out_dtype, casting="safe"):
+        common, rule = np.result_type(value_dtype, out_dtype), casting or "safe"
+        if not np.can_cast(value_dtype, common, casting=rule):
+            raise TypeError(f"Iterator operand 0 dtype could not be cast from {value_dtype!r} "
+                            f"to {common!r} according to the rule {rule!r} "
+                            f"(numpy.{function_name} with out=){where}")
+        if not np.can_cast(common, out_dtype, casting=rule):
             raise TypeError(f"Iterator requested dtype could not be cast from {common!r} to "
                             f"{out_dtype!r}, the out operand's dtype, according to the rule "
-                            f"'safe' (numpy.{function_name} with out=: give out the dtype "
-                            f"{common}){where}")
-    elif function_name in _OUT_UNSAFE and casting == "same_kind":
+                            f"{rule!r} (numpy.{function_name} with out=: give out the dtype "
+                            f"{common}, or casting='unsafe'){where}")
+    elif function_name in _OUT_UNSAFE and casting in (None, "same_kind"):
         pass  # (NumPy's reductions cast into out unsafely)
     elif function_name in _OUT_EXACT:
         if out_dtype != value_dtype:
             raise ValueError(f"output array is not acceptable (must have the right datatype, "
                              f"number of dimensions, and be a C-Array): numpy.{function_name} "
                              f"with out= needs an out of dtype {value_dtype}{where}")
-    elif not np.can_cast(value_dtype, out_dtype, casting=casting):
+    elif not np.can_cast(value_dtype, out_dtype, casting=casting or "same_kind"):
         raise TypeError(f"Cannot cast ufunc {function_name!r} output from {value_dtype!r} to "
-                        f"{out_dtype!r} with casting rule {casting!r}{where}")
+                        f"{out_dtype!r} with casting rule {casting or 'same_kind'!r}{where}")
     return value
 
 
 def checked_out_item(value, base, index, function_name: str, filename: str = "<unknown>",
-                     line: int | None = None, casting: str = "same_kind"):
+                     line: int | None = None, casting: str | None = None):
     """`value`, the result of NumPy's `function_name` called with `out=base[index]` on the
     user's `line` of `filename`, checked before generated code writes it into `base[index]`
     (transforms/front/out_arguments.py): as by `checked_out`, and refused at that line where
@@ -213,6 +218,12 @@ def unmasked_out_message(name: str, call: str | None = None, verb: str = "trace"
     return (f"autotrace cannot {verb} numpy.{name} with where= and no out=: NumPy leaves the "
             f"elements that where= leaves out uninitialised (whatever the memory held); give "
             f"out= the values they should keep, as in {call}")
+
+
+def masked_outer_message(name: str, verb: str = "trace") -> str:
+    """The refusal of `numpy.{name}.outer` called with where=, out= or none."""
+    return (f"autotrace cannot {verb} numpy.{name}.outer with where=: compute it without "
+            f"where= and select, as in o[...] = np.where(m, np.{name}.outer(a, b), o)")
 
 
 def added_at(target, index, values):

@@ -316,7 +316,8 @@ class Tracer:
         out, args, kwargs = take_out(func, args, kwargs)
         result = binding(*args, **kwargs)
         if out is not None:  # np.clip(a, lo, hi, out): the result written into out
-            return _write_out(f"np.{func.__name__}(..., out={{}})", out, result, func.__name__)
+            return _write_out(f"np.{func.__name__}(..., out={{}})", out, result, func.__name__,
+                              kwargs.get("casting"))
         function_view(func, result, args, kwargs)
         return result
 
@@ -431,13 +432,15 @@ def _add_at(target, index, value) -> None:
     write_value(target, add_at(target, index, value), "np.add.at({}, ...)")
 
 
-def _write_out(operation: str, out, result, name: str):
-    """`result` of NumPy's `name` written into `out` (a traced array or a tuple of one): out."""
+def _write_out(operation: str, out, result, name: str, casting: str | None = None):
+    """`result` of NumPy's `name` written into `out` (a traced array or a tuple of one) as the
+    call's `casting` lets it: out."""
     target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
     if not isinstance(target, Tracer):
         raise TracerConversionError(VALUE_MESSAGE.format(what="a NumPy array (out=)"))
     refuse_change_of_argument(target, operation)  # (then NumPy's check of out's dtype)
-    _write(target, checked_out(result, target, name, None), operation, "output array is read-only")
+    _write(target, checked_out(result, target, name, None, casting=casting), operation,
+           "output array is read-only")
     return target
 
 

@@ -6,7 +6,7 @@ import builtins
 import gast
 import numpy as np
 
-from ...runtime.primitives.out_writes import unmasked_out_message
+from ...runtime.primitives.out_writes import masked_outer_message, unmasked_out_message
 from ..errors import Location
 from .parsing import resolve
 from ..reverse.name_scopes import check_with
@@ -111,6 +111,8 @@ def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> N
     function = resolve(callee, namespace)
     if isinstance(function, np.ufunc):
         _check_masked_ufunc(call, function, location)
+    elif isinstance(callee, gast.Attribute) and callee.attr == "outer":
+        _check_masked_outer(call, resolve(callee.value, namespace), location)
     if function is builtins.vars and (call.args or call.keywords):
         return  # vars(obj): its attributes, which the gradient follows or refuses
     try:
@@ -121,6 +123,15 @@ def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> N
         return
     raise location.error(call, f"autotrace cannot differentiate a call of {reason}",
                          _text(callee))
+
+
+def _check_masked_outer(call, ufunc, location: Location) -> None:
+    """Refuse `np.add.outer(a, b, out=o, where=m)`, with out= or not, saying what to write."""
+    mask = next((k.value for k in call.keywords if k.arg == "where"), None)
+    if isinstance(ufunc, np.ufunc) and mask is not None and not (
+            isinstance(mask, gast.Constant) and mask.value is True):
+        raise location.error(call, masked_outer_message(ufunc.__name__, "differentiate"),
+                             "where=")
 
 
 def _check_masked_ufunc(call, ufunc, location: Location) -> None:

@@ -308,13 +308,13 @@ def _in_place_result(y, result, target):
 
 @identity(checked_out)
 def _checked_out(y, value, out, function_name, filename="<unknown>", line=None,
-                 casting="same_kind"):
+                 casting=None):
     d[value] = d[y]
 
 
 @identity(checked_out_item)
 def _checked_out_item(y, value, base, index, function_name, filename, line,
-                      casting="same_kind"):
+                      casting=None):
     d[value] = d[y]
 
 
