@@ -1,4 +1,6 @@
-"""einsum's out= honours casting=; a ufunc's outer with where= is refused as such."""
+"""einsum's out= honours casting=; a ufunc's outer with where= is refused as such; a number of a
+subclass of float or an IntEnum in a product is a number."""
+import enum
 
 import numpy as np
 import pytest
@@ -61,3 +63,24 @@ def test_outer_with_where_is_refused_as_outer():
         autotrace.function(f)(X[0])
     with pytest.raises(Exception, match=f"autotrace cannot differentiate {message}"):
         autotrace.grad(f)(X[0])
+
+
+class Scale(float):
+    pass
+
+
+class Two(enum.IntEnum):
+    TWO = 2
+
+
+@pytest.mark.parametrize("product", [np.dot, np.kron, np.multiply])
+@pytest.mark.parametrize("number", [Scale(2.5), Two.TWO])
+def test_product_with_a_number_of_a_subclass(product, number):
+    x = X[0]
+
+    def f(x):
+        return np.sum(product(x, number)) ** 2
+    expected = 2 * np.sum(x) * float(number) ** 2  # d/dx (c sum x)^2
+    for mode in (autotrace.grad(f), autotrace.function(autotrace.grad(f))):
+        assert np.allclose(mode(x), np.full(3, expected))
+    assert np.allclose(autotrace.hessian(f)(x), np.full((3, 3), 2 * float(number) ** 2))

@@ -6,13 +6,14 @@ respect to b), written once here so rules stay one line.
 from __future__ import annotations
 
 import functools
+import numbers
 import string
 
 import numpy as np
 
 from .adjoint_ops import _as_float, _sum_to_shape, unbroadcast
 from .dtypes import real_dtype
-from .objects import operator_on_object
+from .objects import defines_its_own, operator_on_object
 from ..devices import array_module
 from ..primitives.index import as_array
 from ..primitives.memory import is_users_object
@@ -25,11 +26,20 @@ def _reading_lists(adjoint):
     def reading(g, a, b, *options, **keywords):
         for operand in (a, b):
             if type(operand) is not np.ndarray and is_users_object(operand) and \
-                    not hasattr(operand, "__array__"):  # (`v @ w`, an operator of v's class)
+                    not hasattr(operand, "__array__") and not _is_number(operand):
+                # (`v @ w`, an operator of v's class)
                 raise operator_on_object(f"an operand of the product is a "
                                          f"{type(operand).__name__}")
         return adjoint(g, as_array(a), as_array(b), *options, **keywords)
     return reading
+
+
+def _is_number(value) -> bool:
+    """Whether `value`, of a class of the user's, is a number that the products read as NumPy
+    does (a subclass of float, an IntEnum's member): one whose class defines no product
+    operator of its own, which `v @ w` would call."""
+    return isinstance(value, (numbers.Number, np.generic)) and \
+        not defines_its_own(type(value), ("__matmul__", "__rmatmul__"))
 
 
 # Bilinear products. For y = B(a, b), `*_adjoint_a(g, a, b)` is the gradient of <g, B(a, b)> in
