@@ -84,3 +84,26 @@ def test_product_with_a_number_of_a_subclass(product, number):
     for mode in (autotrace.grad(f), autotrace.function(autotrace.grad(f))):
         assert np.allclose(mode(x), np.full(3, expected))
     assert np.allclose(autotrace.hessian(f)(x), np.full((3, 3), 2 * float(number) ** 2))
+
+
+def repeated_item(x):
+    a = np.zeros(4)
+    a[:] = [x[0]] * 4
+    return np.sum(a * x)
+
+
+def concatenated_items(x):
+    a = np.zeros(4)
+    a[:] = [x[0], x[1]] + [x[2]] * 2
+    return np.sum(a * np.arange(4) * x)
+
+
+@pytest.mark.parametrize("f, hessian", [
+    (repeated_item, [[2, 1, 1, 1], [1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]]),
+    # x0^2 * 0 + x1 * x1 + 2 x2 x2 + 3 x2 x3
+    (concatenated_items, [[0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 4, 3], [0, 0, 3, 0]])])
+def test_second_derivative_of_a_list_written_into_an_array(f, hessian):
+    x = np.array([0.3, -1.2, 0.8, 1.5])
+    for second in (autotrace.jacrev(autotrace.grad(f)),
+                   autotrace.function(autotrace.jacrev(autotrace.grad(f)))):
+        assert np.allclose(second(x), hessian)

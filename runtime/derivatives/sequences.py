@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .structure import add, zeros_like
+from ..primitives.index import as_array
 
 _SEQUENCES = (list, tuple)
 
@@ -54,9 +55,13 @@ def _is_count(value) -> bool:
 
 
 def _like(value, items):
-    """`items` in the container kind of `value` (a list, tuple or namedtuple)."""
+    """`items` in the container kind of `value` (a list, tuple or namedtuple); the array of
+    them where `value` is an array (a list's gradient, read as NumPy reads the list, which a
+    derivative of a derivative gets as `value`)."""
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         return type(value)(*items)
+    if not isinstance(value, _SEQUENCES):
+        return as_array(list(items))
     return type(value)(items)
 
 
