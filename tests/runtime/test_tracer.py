@@ -183,8 +183,8 @@ def test_writing_a_tracer_into_a_concrete_array_names_the_conversion():
 
 def test_untraceable_numpy_function():
     with pytest.raises(UntraceableError) as error:
-        trace(lambda x: np.fft.fft(x), (x3,))
-    assert str(error.value) == ("autotrace cannot trace numpy.fft.fft yet: it has no op; "
+        trace(lambda x: np.fft.hfft(x), (x3,))
+    assert str(error.value) == ("autotrace cannot trace numpy.fft.hfft yet: it has no op; "
                                 "call it outside the traced function")
 
 
