@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.derivatives.objects import StateWriteError
+from autotrace.runtime.branch_writes import BranchStateError
 from tests.numeric import central_difference
 
 X = np.array([0.3, 0.5, 0.9])
@@ -95,14 +95,14 @@ def test_a_function_called_in_a_loop_writes_its_state_once_per_call():
 
 
 def test_a_write_in_a_function_called_in_a_traced_loop_is_refused():
-    # A loop on a traced value is a graph of its own, which a call's derivative held between
-    # its sweeps cannot leave: traced again with calls run whole, the write would run twice.
+    # A loop on a traced value is a graph of its own: its body is traced once, so the Python
+    # number the call counts cannot follow how often it runs (runtime/branch_writes.py).
     model = Counted()
     assert autotrace.grad(stepped_while_small)(X, model).shape == X.shape  # eagerly: runs
-    with pytest.raises(StateWriteError) as raised:
+    with pytest.raises(BranchStateError) as raised:
         autotrace.function(autotrace.grad(stepped_while_small))(X, model)
-    line = Counted.step.__code__.co_firstlineno + 1
+    line = stepped_while_small.__code__.co_firstlineno + 1
     assert str(raised.value).startswith(
-        f"test_split_calls.py:{line}: autotrace cannot differentiate this write into an "
-        "object's state here: its derivative runs the function again where it is called")
-    assert "or, traced, one inside an if or loop on a traced value)" in str(raised.value)
+        f"test_split_calls.py:{line}: the body of this while loop on a traced value (while "
+        "np.sum(x) < 2.0: ")
+    assert "changes the Python number model.calls (from 1 to 2)" in str(raised.value)
