@@ -34,9 +34,15 @@ import autotrace as at  # noqa: E402
 from autotrace import layers, optimizers  # noqa: E402
 
 
-def mse(w, batch, np_module=np):
-    inputs, targets = batch
-    return np_module.mean((np_module.tanh(inputs @ w) - targets) ** 2)
+def make_mse(np_module):
+    """The loss, written once for NumPy and for each peer's NumPy module."""
+    def mse(w, batch):
+        inputs, targets = batch
+        return np_module.mean((np_module.tanh(inputs @ w) - targets) ** 2)
+    return mse
+
+
+mse = make_mse(np)
 
 
 def functional_steps(rng, autograd, jax):
@@ -52,13 +58,15 @@ def functional_steps(rng, autograd, jax):
         "grad(loss) made once": lambda: gradient_once(w, batch),
     }
     if autograd is not None:
+        autograd_mse = make_mse(autograd.numpy)
         steps["autograd grad(lambda) each step"] = lambda: autograd.grad(
-            lambda v: mse(v, batch, autograd.numpy))(w)
+            lambda v: autograd_mse(v, batch))(w)
     if jax is not None:
+        jax_mse = make_mse(jax.numpy)
         on_device = jax.numpy.asarray(w), tuple(jax.numpy.asarray(b) for b in batch)
         steps["jax.grad(lambda) each step"] = lambda: jax.grad(
-            lambda v: mse(v, on_device[1], jax.numpy))(on_device[0]).block_until_ready()
-        jitted = jax.jit(jax.grad(lambda v, b: mse(v, b, jax.numpy)))
+            lambda v: jax_mse(v, on_device[1]))(on_device[0]).block_until_ready()
+        jitted = jax.jit(jax.grad(jax_mse))
         steps["jax.jit(jax.grad(loss)) made once"] = lambda: jitted(
             *on_device).block_until_ready()
     hessians = {"numpy primal (the loss alone)": steps["numpy primal (the loss alone)"],
