@@ -42,6 +42,28 @@ def walk(node):
         yield node
 
 
+# The fields of a statement that hold blocks of statements (a try's handlers hold their own).
+STATEMENT_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def rewrite_statements(root, rewrite, innermost_first: bool = False) -> None:
+    """Replace, in place, each statement of each block under `root` (bodies, else and finally
+    clauses, nested functions' too) by the statements `rewrite(statement)` gives, or keep it
+    where that is None. Blocks are rewritten outermost first (or innermost first); the
+    statements a rewrite makes are not walked, the statements it keeps inside them are."""
+    nodes = list(walk(root))
+    for node in reversed(nodes) if innermost_first else nodes:
+        for field in STATEMENT_BLOCKS:
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            replacements = [rewrite(statement) for statement in block]
+            if any(replacement is not None for replacement in replacements):
+                setattr(node, field, [new for statement, replacement in zip(block, replacements)
+                                      for new in (replacement if replacement is not None
+                                                  else (statement,))])
+
+
 def nodes_of(node) -> list:
     """The nodes `walk(node)` hands out, in its order, as a list: for a caller that reads
     every node of a tree it does not change, which costs less than resuming a generator once

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import gast
 
-from ..codegen.nodes import copy_tree, walk
+from ..codegen.nodes import copy_tree, rewrite_statements, walk
 
-_BLOCKS = ("body", "orelse", "finalbody")
 # Where an expression may run more than once or not at all.
 _CONDITIONAL = (gast.BoolOp, gast.IfExp, gast.ListComp, gast.SetComp, gast.DictComp,
                 gast.GeneratorExp, gast.Lambda, gast.Dict)
@@ -27,15 +26,8 @@ _CONDITIONAL = (gast.BoolOp, gast.IfExp, gast.ListComp, gast.SetComp, gast.DictC
 def hoist_assignment_expressions(function: gast.FunctionDef) -> None:
     """Rewrite each statement of `function` (nested functions too) holding an `:=` that can be
     hoisted, in place."""
-    for node in list(walk(function)):
-        for field in _BLOCKS:
-            block = getattr(node, field, None)
-            if not isinstance(block, list) or not any(_holds_walrus(s) for s in block):
-                continue
-            rewritten = []
-            for statement in block:
-                rewritten += _hoisted(statement) if _holds_walrus(statement) else [statement]
-            setattr(node, field, rewritten)
+    rewrite_statements(function, lambda statement: _hoisted(statement)
+                       if _holds_walrus(statement) else None)
 
 
 def _expression_field(statement):

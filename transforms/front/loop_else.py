@@ -25,26 +25,21 @@ from __future__ import annotations
 import gast
 
 from ..codegen.naming import Namer, names_in
-from ..codegen.nodes import walk
+from ..codegen.nodes import STATEMENT_BLOCKS, rewrite_statements
 from ..codegen.templates import replace
-
-_BLOCKS = ("body", "orelse", "finalbody")
 
 
 def write_out_loop_else(function: gast.FunctionDef) -> None:
     """Rewrite each `for`/`while` with an `else:` in `function` (nested functions too) in
     place, innermost loops first."""
-    namer = Namer(names_in(function))
-    for node in reversed(list(walk(function))):
-        for field in _BLOCKS:
-            block = getattr(node, field, None)
-            if not isinstance(block, list) or not any(_has_else(s) for s in block):
-                continue
-            rewritten = []
-            for statement in block:
-                rewritten += _written_out(statement, namer) if _has_else(statement) \
-                    else [statement]
-            setattr(node, field, rewritten)
+    namer = []  # (made for the first loop with an else clause: most functions have none)
+
+    def written_out(statement):
+        if not _has_else(statement):
+            return None
+        namer[:] = namer or [Namer(names_in(function))]
+        return _written_out(statement, namer[0])
+    rewrite_statements(function, written_out, innermost_first=True)
 
 
 def _has_else(statement) -> bool:
@@ -74,7 +69,7 @@ def _own_breaks(block: list):
             yield block, index
         elif not isinstance(statement, (gast.For, gast.While, gast.FunctionDef,
                                         gast.AsyncFunctionDef, gast.ClassDef)):
-            for field in _BLOCKS:
+            for field in STATEMENT_BLOCKS:
                 inner = getattr(statement, field, None)
                 if isinstance(inner, list):
                     yield from _own_breaks(inner)

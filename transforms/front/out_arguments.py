@@ -64,7 +64,7 @@ from ...runtime.primitives.out_writes import out_position, safe_operand
 from ..analysis.call_results import numpy_name
 from .parsing import MISSING, resolve
 from ..codegen.codegen import to_source
-from ..codegen.nodes import walk
+from ..codegen.nodes import rewrite_statements, walk
 
 # The attribute of a statement this rewrite made that keeps the user's call, which errors
 # about the statement quote (`np.multiply(a, x, a)`, not `a[...] = ...`).
@@ -123,13 +123,8 @@ def rewrite_out_arguments(function: gast.FunctionDef, namespace: dict, helper, p
         if isinstance(node, gast.Call):
             _leave_out_none(node, namespace)
     containers = _containers(function)
-    for node in walk(function):
-        for field in ("body", "orelse", "finalbody"):
-            statements = getattr(node, field, None)
-            if isinstance(statements, list) and statements:
-                setattr(node, field, [rewritten for statement in statements for rewritten
-                                      in _rewrite(statement, namespace, helper, place,
-                                                  containers, temporary)])
+    rewrite_statements(function, lambda statement: _rewrite(
+        statement, namespace, helper, place, containers, temporary))
 
 
 def rewrite_add_at(function: gast.FunctionDef, namespace: dict, helper) -> None:
@@ -137,12 +132,8 @@ def rewrite_add_at(function: gast.FunctionDef, namespace: dict, helper) -> None:
     is, `a[...] = added_at(a, index, v)` (runtime/primitives/out_writes.py), for converted
     code (see the module docstring). helper(name): the name converted code calls a runtime
     helper by."""
-    for node in walk(function):
-        for field in ("body", "orelse", "finalbody"):
-            statements = getattr(node, field, None)
-            if isinstance(statements, list) and statements:
-                setattr(node, field, [_add_at_write(statement, namespace, helper)
-                                      for statement in statements])
+    rewrite_statements(function, lambda statement: [
+        _add_at_write(statement, namespace, helper)])
 
 
 def _add_at_write(statement, namespace, helper):

@@ -17,26 +17,20 @@ from __future__ import annotations
 import gast
 
 from ..codegen.naming import Namer, names_in
-from ..codegen.nodes import walk
+from ..codegen.nodes import rewrite_statements, walk
 from ..codegen.templates import replace
-
-_BLOCKS = ("body", "orelse", "finalbody")
 
 
 def spell_out_starred_targets(function: gast.FunctionDef) -> None:
     """Rewrite each `a, *rest = value` in `function` (nested functions too) in place."""
-    namer = None
-    for node in list(walk(function)):
-        for field in _BLOCKS:
-            block = getattr(node, field, None)
-            if not isinstance(block, list) or not any(_starred(s) for s in block):
-                continue
-            namer = namer or Namer(names_in(function))
-            rewritten = []
-            for statement in block:
-                rewritten += _written_out(statement, namer) if _starred(statement) \
-                    else [statement]
-            setattr(node, field, rewritten)
+    namer = []  # (made for the first starred assignment: most functions have none)
+
+    def written_out(statement):
+        if not _starred(statement):
+            return None
+        namer[:] = namer or [Namer(names_in(function))]
+        return _written_out(statement, namer[0])
+    rewrite_statements(function, written_out)
 
 
 def _starred(statement) -> bool:
