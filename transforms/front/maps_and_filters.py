@@ -22,7 +22,7 @@ from ..codegen.naming import Namer, names_in
 from ..codegen.nodes import copy_tree, walk
 from .parsing import resolve
 
-_WHOLE_READERS = (list, tuple, sum, min, max, sorted, any, all)
+WHOLE_READERS = (list, tuple, sum, min, max, sorted, any, all)
 
 
 def write_out_maps_and_filters(function: gast.FunctionDef, namespace: dict) -> None:
@@ -50,7 +50,7 @@ def write_out_maps_and_filters(function: gast.FunctionDef, namespace: dict) -> N
 
     for node in walk(function):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.args and \
-                any(builtin(node.func, reader) for reader in _WHOLE_READERS):
+                any(builtin(node.func, reader) for reader in WHOLE_READERS):
             node.args[0] = rewritten(node.args[0]) or node.args[0]
         elif isinstance(node, (gast.For, gast.comprehension)):
             node.iter = rewritten(node.iter) or node.iter

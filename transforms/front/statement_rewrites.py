@@ -1,11 +1,12 @@
 """The front end's `statements` pass: statements written out as others the transforms follow,
 each by a rewrite of its own module, in this order (a loop's else clause may hold a `:=`, a
-set or a map that the later rewrites see)."""
+set, an iterator of itertools or a map that the later rewrites see)."""
 from __future__ import annotations
 
 from .assignment_expressions import hoist_assignment_expressions
 from .constant_sets import write_out_constant_sets
 from .context_managers import nest_with_items
+from .itertools_loops import write_out_itertools
 from .loop_else import write_out_loop_else
 from .maps_and_filters import write_out_maps_and_filters
 
@@ -16,4 +17,5 @@ def statements(unit) -> None:
     hoist_assignment_expressions(unit.function)  # if (s := f(x)) > 0: s = f(x)
     write_out_constant_sets(unit.function)  # {"a", "b"}: set(("a", "b"))
     nest_with_items(unit.function)  # with a, b: with a: with b:
+    write_out_itertools(unit.function, unit.parsed.namespace, unit.location)  # pairwise(xs)
     write_out_maps_and_filters(unit.function, unit.parsed.namespace)  # sum(map(f, xs))

@@ -154,6 +154,10 @@ def unsupported_construction(cls) -> str | None:
                f"a {container.__name__} itself, not a class derived from one (whose methods " \
                f"may read its items otherwise); build a {container.__name__}, or a class of " \
                f"your own whose __init__ stores the values as attributes"
+    if cls.__module__ == "itertools":
+        return f"autotrace differentiates {cls.__name__}(...) read whole where it is " \
+               f"made: as a for loop's iterable, or in list(...); write " \
+               f"list({cls.__name__}(...)) and keep the list"
     if _library_class(cls):
         return "autotrace has no derivative rule for building it (a class of the standard " \
                "library, or with its __init__); use a dict, or a class of your own"

@@ -1,0 +1,160 @@
+"""Loops over the iterators of itertools, zip(..., strict=True) and zip with endless arguments,
+differentiated in every mode (transforms/front/itertools_loops.py writes them out)."""
+import itertools
+import itertools as it
+from itertools import combinations, pairwise
+
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace import TransformError
+from tests.numeric import central_difference
+
+
+def pair_energy(x):
+    """n-body pair energies over constant indices, and over the rows themselves."""
+    points = x.reshape(3, 2)
+    energy = 0.0
+    for i, j in itertools.combinations(range(points.shape[0]), 2):
+        energy += 1.0 / np.linalg.norm(points[i] - points[j])
+    for a, b in combinations([points[0], points[1] * 2.0, points[2]], 2):
+        energy += np.sum(a * b)
+    for i, j in it.product(range(2), range(3)):
+        energy = energy + x[i + j] * (i + 1)
+    for a, b in it.permutations(points, 2):
+        energy = energy + np.sum(np.sin(a) * b)
+    return energy
+
+
+def path_length(x):
+    """Segment lengths between consecutive rows, of an array and of a list of arrays."""
+    points = x.reshape(3, 2)
+    length = 0.0
+    for a, b in pairwise(points):
+        length = length + np.linalg.norm(b - a)
+    moved = [points[0], points[1] * 3.0, np.exp(points[2])]
+    for a, b in itertools.pairwise(moved):
+        length = length + np.linalg.norm(b - a) ** 2
+    for u, v in zip(moved, points, strict=True):
+        length = length + np.sum(u * v)
+    return length
+
+
+def running(x):
+    """Running sums and products, chained lists."""
+    parts = [x[:2], x[2:4] * 2.0, np.sin(x[4:])]
+    total = 0.0
+    for partial in itertools.accumulate(parts):
+        total = total + np.sum(partial ** 2)
+    for partial in itertools.accumulate(parts, np.multiply, initial=x[1:3]):
+        total = total + np.sum(partial)
+    for v in itertools.chain(parts, [x[0] * x[5]]):
+        total = total + np.sum(np.cos(v))
+    for v in itertools.chain.from_iterable([parts[:1], parts[2:]]):
+        total = total + np.sum(v * v)
+    return total
+
+
+def counted(x):
+    """islice, repeat, count and zip_longest, enumerate(start=1), reversed."""
+    rows = x.reshape(3, 2)
+    total = 0.0
+    for v in itertools.islice(rows, 1, 3):
+        total = total + np.sum(v ** 3)
+    for v in itertools.repeat(rows[0] * 2.0, 2):
+        total = total + np.sum(np.tanh(v))
+    for k, v in zip(itertools.count(1), rows):
+        total = total + k * np.sum(v ** 2)
+    for w, v in zip(itertools.repeat(x[5]), rows):
+        total = total + w * np.sum(v)
+    for u, v in itertools.zip_longest([rows[0], rows[1]], [x[4]], fillvalue=x[0]):
+        total = total + np.sum(u * v)
+    for k, v in enumerate(reversed([rows[0], rows[2] * 3.0]), start=1):
+        total = total * 0.5 + k * np.sum(v ** 2)
+    pairs = list(itertools.combinations(rows, 2))
+    return total + sum([np.sum(a * b) for a, b in pairs])
+
+
+FUNCTIONS = [pair_energy, path_length, running, counted]
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=[f.__name__ for f in FUNCTIONS])
+def test_every_mode(f):
+    x = np.array([0.5, 1.5, -0.3, 0.8, 1.1, -0.7])
+    expected = central_difference(f, x)
+    gradient = autotrace.grad(f)
+    np.testing.assert_allclose(gradient(x), expected, rtol=1e-6, atol=1e-8)
+    value, through_value = autotrace.value_and_grad(f)(x)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    np.testing.assert_allclose(through_value, expected, rtol=1e-6, atol=1e-8)
+    direction = np.random.default_rng(0).standard_normal(6)
+    value, tangent = autotrace.jvp(f, (x,), (direction,))
+    assert tangent == pytest.approx(np.sum(expected * direction), rel=1e-6, abs=1e-8)
+    np.testing.assert_allclose(autotrace.jacfwd(f)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.jacrev(f)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(autotrace.function(gradient)(x), expected, rtol=1e-6, atol=1e-8)
+    assert autotrace.function(f)(x) == pytest.approx(f(x), rel=1e-12)
+    second = np.stack([central_difference(lambda p: gradient(p)[i], x) for i in range(6)])
+    np.testing.assert_allclose(autotrace.hessian(f)(x), second, rtol=1e-5, atol=1e-6)
+    batch = np.stack([x, x * 0.9])
+    np.testing.assert_allclose(autotrace.vmap(gradient)(batch),
+                               [gradient(row) for row in batch], rtol=1e-12)
+    single = gradient(x.astype(np.float32))
+    assert single.dtype == np.float32
+    np.testing.assert_allclose(single, expected, rtol=1e-4, atol=1e-4)
+
+
+def counts_forever(x):
+    total = 0.0
+    for k in itertools.count():
+        total = total + k * np.sum(x)
+        if k > 2:
+            break
+    return total
+
+
+def accumulates_in_a_comprehension(x):
+    return sum([np.sum(c) for c in itertools.accumulate([x[:2], x[2:4]])])
+
+
+def counts_from_a_name(x):
+    start = 2
+    return sum([k * np.sum(v) for k, v in zip(itertools.count(start), x)])
+
+
+def keeps_the_iterator(x):
+    pairs = itertools.pairwise(x)
+    return sum([a * b for a, b in pairs])
+
+
+REFUSED = [
+    (counts_forever, 3, "autotrace reads a loop's iterable whole, before the loop, and "
+     "count(...) never ends: write a while loop with a counter, or zip it with a sequence "
+     "that ends"),
+    (accumulates_in_a_comprehension, 2, "autotrace differentiates accumulate(...) as a for "
+     "loop's iterable (for total in accumulate(xs):); elsewhere build the running values in a "
+     "loop"),
+    (counts_from_a_name, 3, "autotrace follows count(...) in zip with whole numbers written out as "
+     "its start and step; use enumerate(..., start=...), or a range"),
+    (keeps_the_iterator, 2, "autotrace cannot differentiate building a pairwise from values "
+     "that carry gradient: autotrace differentiates pairwise(...) read whole where it is made: "
+     "as a for loop's iterable, or in list(...); write list(pairwise(...)) and keep the list"),
+]
+
+
+@pytest.mark.parametrize("f, line, message", REFUSED, ids=[case[0].__name__ for case in REFUSED])
+def test_refused(f, line, message):
+    x = np.array([0.5, 1.5, -0.3, 0.8])
+    for derivative in (lambda: autotrace.grad(f)(x), lambda: autotrace.jvp(f, (x,), (x,))):
+        with pytest.raises(TransformError) as caught:
+            derivative()
+        assert caught.value.message == message
+        assert caught.value.lineno == f.__code__.co_firstlineno + line - 1
+
+
+def test_zip_strict_raises_as_python_does():
+    def unequal(x):
+        return sum([np.sum(u * v) for u, v in zip([x[0]], [x[1], x[2]], strict=True)])
+    with pytest.raises(ValueError, match="zip\\(\\) argument 2 is longer than argument 1"):
+        autotrace.grad(unequal)(np.array([0.5, 1.5, -0.3]))
