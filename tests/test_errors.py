@@ -73,6 +73,7 @@ def uses_nonlocal(x):
     def set_y(t):
         nonlocal y
         y = t
+        return t
     set_y(x * 2.0)
     return y
 
@@ -222,7 +223,8 @@ UNSUPPORTED = [
      "the gradient cannot see; pass the value as an argument)"),
     (uses_nonlocal, "nonlocal y", "nonlocal",
      "autotrace cannot differentiate a nonlocal statement (assigning an enclosing function's "
-     "variable); return the value instead"),
+     "variable) in a function that returns a value or is used otherwise than called as a "
+     "statement; return the new value and assign it at the call (total = add(total, v))"),
     (uses_class, "class Point", "class",
      "autotrace cannot differentiate a class definition inside the function; define it at "
      "module level"),

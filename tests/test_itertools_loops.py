@@ -1,5 +1,6 @@
-"""Loops over the iterators of itertools, zip(..., strict=True) and zip with endless arguments,
-differentiated in every mode (transforms/front/itertools_loops.py writes them out)."""
+"""Loops over the iterators of itertools, zip(..., strict=True) and zip with endless arguments
+(transforms/front/itertools_loops.py writes them out), and nonlocal writes returned
+(transforms/front/nonlocal_writes.py), differentiated in every mode."""
 import itertools
 import itertools as it
 from itertools import combinations, pairwise
@@ -76,7 +77,27 @@ def counted(x):
     return total + sum([np.sum(a * b) for a, b in pairs])
 
 
-FUNCTIONS = [pair_energy, path_length, running, counted]
+def adds_through_nonlocal(x):
+    """A nested function that adds to its enclosing function's variables through nonlocal
+    (transforms/front/nonlocal_writes.py)."""
+    total = 0.0
+    calls = 0
+
+    def add(v, weight=1.0):
+        nonlocal total, calls
+        calls += 1
+        if calls > 4:
+            return
+        total = total + weight * np.sin(v)
+
+    for i in range(3):
+        add(np.sum(x[2 * i:2 * i + 2] ** 2))
+    add(x[0], weight=2.0)
+    add(x[1])
+    return total * calls
+
+
+FUNCTIONS = [pair_energy, path_length, running, counted, adds_through_nonlocal]
 
 
 @pytest.mark.parametrize("f", FUNCTIONS, ids=[f.__name__ for f in FUNCTIONS])

@@ -24,7 +24,9 @@ _UNSUPPORTED = {
     gast.Global: ("global", "a global statement (assigning globals is a side effect the "
                             "gradient cannot see; pass the value as an argument)"),
     gast.Nonlocal: ("nonlocal", "a nonlocal statement (assigning an enclosing function's "
-                                "variable); return the value instead"),
+                                "variable) in a function that returns a value or is used "
+                                "otherwise than called as a statement; return the new value "
+                                "and assign it at the call (total = add(total, v))"),
     gast.ClassDef: ("class", "a class definition inside the function; define it at module "
                              "level"),
     gast.Delete: ("del", "a del statement; assign the name a new value instead, or let it "
