@@ -58,6 +58,8 @@ def write_out_itertools(function: gast.FunctionDef, namespace: dict,
 
 
 class Iterators:
+    """The rewrite of one function's iterators, with the names it reads them by."""
+
     def __init__(self, function, namespace: dict, location: Location):
         self.function = function
         self.namespace = namespace
@@ -266,6 +268,12 @@ class Iterators:
         built = replace(_ACCUMULATE, values=values, item=item, iterable=call.args[0], step=step)
         if "initial" in options and not _is_none(options["initial"]):
             built[0].value.elts.append(options["initial"])
+        if isinstance(step, gast.Call) and not isinstance(step.func,
+                                                          (gast.Name, gast.Attribute)):
+            bound = self.namer.temporary("combine")  # (a lambda: called by a name)
+            built.insert(0, gast.Assign(targets=[_name(bound, gast.Store())], value=step.func,
+                                        type_comment=None))
+            step.func = _name(bound)
         for node in built:
             _located(node, statement)
         statement.iter = _name(values)
