@@ -54,7 +54,8 @@ def running(x):
         total = total + np.sum(np.cos(v))
     for v in itertools.chain.from_iterable([parts[:1], parts[2:]]):
         total = total + np.sum(v * v)
-    return total
+    sums = tuple(itertools.accumulate(x[3:]))
+    return total + sums[-1] * sums[1]
 
 
 def counted(x):
@@ -155,8 +156,8 @@ REFUSED = [
      "count(...) never ends: write a while loop with a counter, or zip it with a sequence "
      "that ends"),
     (accumulates_in_a_comprehension, 2, "autotrace differentiates accumulate(...) as a for "
-     "loop's iterable (for total in accumulate(xs):); elsewhere build the running values in a "
-     "loop"),
+     "loop's iterable (for total in accumulate(xs):) or as the list of an assignment (totals = "
+     "list(accumulate(xs))); elsewhere build the running values in a loop"),
     (counts_from_a_name, 3, "autotrace follows count(...) in zip with whole numbers written out as "
      "its start and step; use enumerate(..., start=...), or a range"),
     (keeps_the_iterator, 2, "autotrace cannot differentiate building a pairwise from values "

@@ -12,10 +12,10 @@ fillvalue last in each list, at index -1) and zip(..., strict=...) alike; zip's 
 arguments are ranges longer than any list in the zip of positions (count(start, step) of whole
 numbers gives their values, repeat(v)'s items read v). chain(a, b) is
 `[_v for _q in (a, b) for _v in _q]`, repeat(v, n) `[_r for _r in [v] for _ in range(n)]`.
-accumulate(xs, f, initial=i) in a for loop's header is the list of its running values, built
-by a loop before it. An iterator whose iterables are all ranges stays: its items are
-constants. A zip with keywords used as a value is the list it iterates over, as a plain zip
-is (transforms/front/list_methods.py).
+accumulate(xs, f, initial=i) in a for loop's header (or in `totals = list(...)`) is the list
+of its running values, built by a loop before it. An iterator whose iterables are all ranges
+stays: its items are constants. A zip with keywords used as a value is the list it iterates
+over, as a plain zip is (transforms/front/list_methods.py).
 
 Only where the iterator is read whole, at once (the places transforms/front/maps_and_filters.py
 rewrites: a for loop's or a comprehension's iterable, the argument of list, tuple, sum, ...).
@@ -121,7 +121,8 @@ class Iterators:
         if function is itertools.accumulate:
             raise self.location.error(
                 node, "autotrace differentiates accumulate(...) as a for loop's iterable "
-                "(for total in accumulate(xs):); elsewhere build the running values in a loop",
+                "(for total in accumulate(xs):) or as the list of an assignment (totals = "
+                "list(accumulate(xs))); elsewhere build the running values in a loop",
                 "accumulate")
         if function is builtins.zip and any(self.endless(a) for a in node.args) and (
                 all(self.endless(a) for a in node.args) or any(
@@ -249,14 +250,11 @@ class Iterators:
         return isinstance(node, gast.Call) and resolve(node.func, self.namespace) is range
 
     def accumulated(self, statement):
-        """A for loop over accumulate(...): the loop that builds its running values, then the
-        loop over them."""
-        if not (isinstance(statement, gast.For) and isinstance(statement.iter, gast.Call)
-                and self.function_of(statement.iter) is itertools.accumulate
-                and 1 <= len(statement.iter.args) <= 2
-                and not any(isinstance(a, gast.Starred) for a in statement.iter.args)):
+        """A for loop over accumulate(...) (or `name = list(accumulate(...))`, tuple(...)):
+        the loop that builds its running values, then the statement, reading them."""
+        call = self.accumulate_call(statement)
+        if call is None:
             return None
-        call = statement.iter
         options = {k.arg: k.value for k in call.keywords}
         combine = call.args[1] if len(call.args) == 2 else options.get("func")
         values, item = self.namer.temporary("running"), self.namer.temporary("item")
@@ -276,8 +274,29 @@ class Iterators:
             step.func = _name(bound)
         for node in built:
             _located(node, statement)
-        statement.iter = _name(values)
+        if isinstance(statement, gast.For):
+            statement.iter = _name(values)
+        else:
+            statement.value.args[0] = _name(values)
         return built + [statement]
+
+    def accumulate_call(self, statement):
+        """The accumulate(...) call `statement` reads first and whole, or None."""
+        if isinstance(statement, gast.For):
+            call = statement.iter
+        elif isinstance(statement, gast.Assign) and len(statement.targets) == 1 and \
+                isinstance(statement.targets[0], gast.Name) and \
+                isinstance(statement.value, gast.Call) and \
+                self.function_of(statement.value) in (list, tuple) and \
+                len(statement.value.args) == 1 and not statement.value.keywords:
+            call = statement.value.args[0]
+        else:
+            return None
+        if isinstance(call, gast.Call) and self.function_of(call) is itertools.accumulate \
+                and 1 <= len(call.args) <= 2 \
+                and not any(isinstance(a, gast.Starred) for a in call.args):
+            return call
+        return None
 
 
 class _ZipsAsLists(gast.NodeTransformer):
