@@ -151,6 +151,10 @@ def keeps_the_iterator(x):
     return sum([a * b for a, b in pairs])
 
 
+def takes_while(x):
+    return sum(itertools.takewhile(lambda v: v < 1.0, x))
+
+
 REFUSED = [
     (counts_forever, 3, "autotrace reads a loop's iterable whole, before the loop, and "
      "count(...) never ends: write a while loop with a counter, or zip it with a sequence "
@@ -163,6 +167,9 @@ REFUSED = [
     (keeps_the_iterator, 2, "autotrace cannot differentiate building a pairwise from values "
      "that carry gradient: autotrace differentiates pairwise(...) read whole where it is made: "
      "as a for loop's iterable, or in list(...); write list(pairwise(...)) and keep the list"),
+    (takes_while, 2, "autotrace cannot differentiate building a takewhile from values that "
+     "carry gradient: autotrace has no derivative rule for itertools.takewhile; write the loop "
+     "it stands for over the items (a for loop, with an if where it picks)"),
 ]
 
 

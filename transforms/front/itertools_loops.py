@@ -40,6 +40,8 @@ _OF_POSITIONS = (itertools.pairwise, itertools.combinations, itertools.permutati
                  itertools.combinations_with_replacement, itertools.product, itertools.islice,
                  itertools.zip_longest, builtins.zip)
 _ENDLESS = (itertools.count, itertools.cycle, itertools.repeat)
+# The iterators of itertools written out where they are read whole.
+WRITTEN_OUT = _OF_POSITIONS[:-1] + (itertools.chain, itertools.repeat, itertools.accumulate)
 _ACCUMULATE = """
 values = []
 for item in iterable:

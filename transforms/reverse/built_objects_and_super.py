@@ -38,6 +38,7 @@ from ..analysis.calls import FieldsOf
 from ..codegen.codegen import load_function
 from ..front.parsing import parse_function, resolve
 from ..codegen.templates import name
+from ..front.itertools_loops import WRITTEN_OUT
 from ..front.varargs import calls_written_out
 from ..codegen.nodes import walk
 
@@ -154,10 +155,13 @@ def unsupported_construction(cls) -> str | None:
                f"a {container.__name__} itself, not a class derived from one (whose methods " \
                f"may read its items otherwise); build a {container.__name__}, or a class of " \
                f"your own whose __init__ stores the values as attributes"
-    if cls.__module__ == "itertools":
+    if cls in WRITTEN_OUT:
         return f"autotrace differentiates {cls.__name__}(...) read whole where it is " \
                f"made: as a for loop's iterable, or in list(...); write " \
                f"list({cls.__name__}(...)) and keep the list"
+    if cls.__module__ == "itertools":
+        return f"autotrace has no derivative rule for itertools.{cls.__name__}; write the " \
+               f"loop it stands for over the items (a for loop, with an if where it picks)"
     if _library_class(cls):
         return "autotrace has no derivative rule for building it (a class of the standard " \
                "library, or with its __init__); use a dict, or a class of your own"
