@@ -33,9 +33,12 @@ _RECENT_LIMIT = 64
 # the most recent last.
 _recent: "collections.OrderedDict" = collections.OrderedDict()
 _TEMPLATE_LIMIT = 128
-# (id of a Python function's code, transform key) -> (a weak reference to the code, the
-# DerivativeTemplate of its derivative), the most recent last.
+# (id of a Python function's code, transform keys) -> (a weak reference to the code, the
+# DerivativeTemplate of its derivative, or of a derivative of its derivative), the most recent
+# last.
 _templates: "collections.OrderedDict" = collections.OrderedDict()
+# (on a derivative) the code of the user's function it derives and the transforms' keys
+_ORIGIN = "__autotrace_template_origin__"
 
 
 def _derivatives_of(f) -> dict:
@@ -66,17 +69,23 @@ def _made_for(f, code, key: tuple, make: Callable[[], Callable]) -> Callable:
     """`make()`, or the derivative made for another function of `f`'s code, rebound to `f`."""
     if not isinstance(f, types.FunctionType) or f.__code__ is not code:
         return make()
-    # A rebound derivative runs a copy of its template's code (in a file of its own): its
-    # derivatives are those made for the derivative it was rebound from.
-    code = f.__dict__.get("__autotrace_template_code__", code)
-    entry = _templates.pop((id(code), key), None)
-    template = entry[1] if entry is not None and entry[0]() is code else None
+    # A derivative's template is kept for the code of the user's function and the transforms
+    # that made it (a rebound derivative runs a copy of its template's code; a derivative
+    # generated again has code of its own): one template for them, the latest.
+    made_for, root, transforms = f.__dict__.get(_ORIGIN, (f, code, ()))
+    if made_for is not f:  # (functools.wraps copied a derivative's attributes)
+        root, transforms = code, ()
+    transforms += (key,)
+    entry = _templates.pop((id(root), transforms), None)
+    template = entry[1] if entry is not None and entry[0]() is root else None
     derivative = None if template is None else template.bind(f)
     if derivative is None:
         derivative = make()
         template = DerivativeTemplate.of(derivative, f)
+    if isinstance(derivative, types.FunctionType):
+        derivative.__dict__[_ORIGIN] = (derivative, root, transforms)
     if template is not None:
-        _templates[(id(code), key)] = (weakref.ref(code), template)
+        _templates[(id(root), transforms)] = (weakref.ref(root), template)
         while len(_templates) > _TEMPLATE_LIMIT:
             _templates.popitem(last=False)
     return derivative

@@ -2,6 +2,8 @@
 one made for an earlier function of that code, rebound to its own cells, defaults and globals
 (transforms/codegen/rebinding.py), where the transform would have generated the same code, and
 generated again where it would not."""
+import types
+
 import numpy as np
 import pytest
 
@@ -207,3 +209,121 @@ def test_a_nested_function_whose_default_reads_the_closure_is_generated_for_each
         value, gradient = at.value_and_grad(f)(W)
         np.testing.assert_allclose(value, a * np.sum(W ** 3), rtol=1e-12)
         np.testing.assert_allclose(gradient, 3.0 * a * W ** 2, rtol=1e-12)
+
+
+def test_a_lambda_calling_a_function_has_its_hessian_made_once(generated):
+    # the forward derivative over the reverse one (which reads the one running calls whole)
+    # is rebound to each closure's derivative, as the reverse one is
+    counts = []
+    for a in (np.array([1.0, 2.0, 3.0]), np.array([-0.5, 0.0, 4.0]), np.array([2.0, 2.0, 1.0])):
+        before = len(generated)
+        np.testing.assert_allclose(at.hessian(lambda w: cubed(w, a))(W), np.diag(6 * a * W),
+                                   rtol=1e-12)
+        counts.append(len(generated) - before)
+    assert counts[0] > 0 and counts[1:] == [0, 0]
+
+
+# Another module of NumPy's names: code written for it must not get NumPy's derivative.
+SINE_NUMPY = types.ModuleType("sine_numpy")
+SINE_NUMPY.tanh, SINE_NUMPY.mean = np.sin, np.sum
+
+
+def mse_xp(w, x, xp=np):
+    return xp.mean(xp.tanh(x @ w) ** 2)
+
+
+def mse_keyword_xp(w, x, *, xp=np):
+    return xp.mean(xp.tanh(x @ w) ** 2)
+
+
+X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+
+
+def _mse_gradient(w, module):
+    """The gradient of mse_xp at w, x=X, computed by hand for `module`."""
+    if module is np:
+        t = np.tanh(X @ w)
+        return X.T @ (2 * t * (1 - t * t)) / t.size
+    return X.T @ (2 * np.sin(X @ w) * np.cos(X @ w))
+
+
+def _gradient_in_mode(mode, f, module, passed: bool):
+    """`mode`'s gradient of `f` at W (xp given where `passed`), and the Hessian's diagonal
+    column 0 where mode is hessian (from the gradient at nearby points otherwise)."""
+    keywords = {"xp": module} if passed else {}
+    if mode == "grad":
+        return at.grad(f)(W, X, **keywords)
+    if mode == "value_and_grad":
+        value, gradient = at.value_and_grad(f)(W, X, **keywords)
+        assert value == pytest.approx(f(W, X, xp=module), rel=1e-12)
+        return gradient
+    if mode == "jvp":
+        return np.array([at.jvp(lambda w: f(w, X, **keywords), (W,), (e,))[1]
+                         for e in np.eye(3)])
+    if mode == "function(grad)":
+        return at.function(at.grad(f))(W, X, **keywords)
+    if mode == "vmap(grad)":
+        return at.vmap(lambda w: at.grad(f)(w, X, **keywords))(np.stack([W, W]))[1]
+    return at.hessian(lambda w: f(w, X, **keywords))(W)
+
+
+@pytest.mark.parametrize("mode", ["grad", "value_and_grad", "jvp", "hessian",
+                                  "function(grad)", "vmap(grad)"])
+@pytest.mark.parametrize("f", [mse_xp, mse_keyword_xp])
+def test_a_module_default_is_read_as_its_module_and_another_module_gets_its_own(mode, f):
+    if mode == "hessian":
+        expected = {module: np.array([(_mse_gradient(W + 1e-6 * e, module) - _mse_gradient(
+            W - 1e-6 * e, module)) / 2e-6 for e in np.eye(3)]) for module in (np, SINE_NUMPY)}
+        tolerance = 1e-6
+    else:
+        expected = {module: _mse_gradient(W, module) for module in (np, SINE_NUMPY)}
+        tolerance = 1e-12
+    for module, passed in ((np, False), (np, True), (SINE_NUMPY, True), (np, False)):
+        np.testing.assert_allclose(_gradient_in_mode(mode, f, module, passed),
+                                   expected[module], rtol=tolerance, atol=tolerance)
+    # NumPy's functions are the derivative's own, not resolved when it runs
+    source = at.source(at.grad(f))
+    assert "_default_xp.tanh(" in source and "vjp_start" not in source
+    # the default changed: the derivative made for NumPy is not run for it
+    saved = f.__defaults__, f.__kwdefaults__
+    try:
+        if f.__defaults__:
+            f.__defaults__ = (SINE_NUMPY,)
+        else:
+            f.__kwdefaults__ = {"xp": SINE_NUMPY}
+        np.testing.assert_allclose(_gradient_in_mode(mode, f, SINE_NUMPY, False),
+                                   expected[SINE_NUMPY], rtol=tolerance, atol=tolerance)
+    finally:
+        f.__defaults__, f.__kwdefaults__ = saved
+
+
+def test_closures_with_a_module_default_are_rebound_only_to_the_same_module(generated):
+    def make(module, a):
+        def loss(w, x, xp=module):
+            return xp.mean(xp.tanh(x @ (a * w)) ** 2)
+        return loss
+
+    counts = []
+    for module, a in ((np, 1.0), (np, 2.0), (SINE_NUMPY, 1.0), (SINE_NUMPY, 2.0)):
+        before = len(generated)
+        f = make(module, a)
+        np.testing.assert_allclose(at.grad(f)(W / a, X), _mse_gradient(W, module) * a,
+                                   rtol=1e-12)
+        counts.append(len(generated) - before)
+    # rebound to another closure for the same module, made anew for another module
+    assert counts[0] > 0 and counts[2] > 0 and counts[1] == counts[3] == 0
+
+
+def dot_xp(w, x, xp=np):
+    return xp.mean(xp.dot(x, w) ** 2)
+
+
+def test_a_module_with_numpy_names_given_for_a_module_default():
+    # a module is no array, though it has `shape` and `dtype` (np.shape, np.dtype): xp.dot(x, w)
+    # of one given for xp is a call of its function, which writes into no argument
+    numpy_copy = types.ModuleType("numpy_copy")
+    numpy_copy.__dict__.update({key: getattr(np, key) for key in ("dot", "mean", "shape",
+                                                                  "dtype")})
+    expected = X.T @ (X @ W)
+    for given in ({}, {"xp": np}, {"xp": numpy_copy}):
+        np.testing.assert_allclose(at.grad(dot_xp)(W, X, **given), expected, rtol=1e-12)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import types
 from dataclasses import dataclass
 from typing import Callable
 
@@ -33,9 +34,11 @@ from .front import front_end
 from .codegen import loading
 from .reverse import reverse_body
 from .codegen.codegen import to_source
+from .codegen.rebinding import DerivativeTemplate
 from .derivative_record import derivative_record
 from .front.dead_branches import deferring_refusals
 from .front.front_end import Unit
+from .front.module_defaults import read_as_modules
 from .front.statement_rewrites import statements
 from .session import Session, register_builder
 from .wrt import WithRespectTo
@@ -86,6 +89,7 @@ def _orphan_comments(unit: Unit) -> None:
 SOURCE_PASSES = [
     # The front end (transforms/front/front_end.py), which both modes share.
     SourcePass("parse", front_end.parse),
+    SourcePass("module_defaults", read_as_modules),  # xp=np: xp read as np, guarded
     SourcePass("in_place_dunders", front_end.in_place_dunders),  # a.__iadd__(x): a += x
     SourcePass("dead_branches", front_end.dead_branches),  # refusals raised when run
     SourcePass("state_writes", front_end.state_writes),  # self.n = ...: write_state(...)
@@ -194,20 +198,35 @@ class RebuiltWithCalls:
     it, a trace of it), with its calls run whole or (split_calls="top") in halves only outside
     every `if` and loop: a record's `whole_calls` and `top_calls`."""
 
-    def __init__(self, func, wrt: WithRespectTo, flags: Session, split_calls, options: dict):
+    def __init__(self, func, wrt: WithRespectTo, flags: Session, split_calls, options: dict,
+                 shared: list | None = None):
         self.func, self.wrt, self.split_calls, self.options = func, wrt, split_calls, options
         self.flags = flags  # a session never built in: its options only
         self.made = None
+        # Shared by those of the functions of one code (`for_function`): the template of the
+        # first one built (transforms/codegen/rebinding.py), which the others are bound from.
+        self.shared = [None] if shared is None else shared
 
     def __call__(self):
         if self.made is None:
-            session = self.flags.with_whole_calls(self.flags.outermost, self.split_calls)
-            self.made = reverse_function(self.func, self.wrt, session=session, **self.options)
+            code = getattr(self.func, "__code__", None)
+            template = self.shared[0]
+            if isinstance(self.func, types.FunctionType) and template is not None \
+                    and template[0] is code:
+                self.made = template[1].bind(self.func)
+            if self.made is None:
+                session = self.flags.with_whole_calls(self.flags.outermost, self.split_calls)
+                self.made = reverse_function(self.func, self.wrt, session=session,
+                                             **self.options)
+                if template is None and isinstance(self.func, types.FunctionType):
+                    made = DerivativeTemplate.of(self.made, self.func)
+                    self.shared[0] = None if made is None else (code, made)
         return self.made
 
     def for_function(self, func) -> "RebuiltWithCalls":
         """The same for `func` (None: none yet), another function of the code func runs."""
-        return RebuiltWithCalls(func, self.wrt, self.flags, self.split_calls, self.options)
+        return RebuiltWithCalls(func, self.wrt, self.flags, self.split_calls, self.options,
+                                self.shared)
 
 
 @deferring_refusals

@@ -29,15 +29,18 @@ class Session:
     """One top-level transform, and the derivatives of the user functions it calls."""
 
     def __init__(self, optimized: bool, implicit: bool = False, outermost: bool = False,
-                 called: bool = False, split_calls: bool = True, show_after=()):
+                 called: bool = False, split_calls: bool = True, show_after=(),
+                 module_defaults: bool = True):
         """outermost: the first function derived is the user's, whose gradients the user
         gets (the others are called by generated code); called: its function is one a
         differentiated function calls; split_calls: a call of a user's function runs its
         derivative's primal sweep where the call is and its adjoint sweep later
         (runtime/derivatives/sweeps.py), not the function and then its whole derivative;
         show_after: names of source passes (transforms/pipeline.py SOURCE_PASSES) after which
-        to print the source, to debug."""
+        to print the source, to debug; module_defaults: a parameter whose default holds a
+        module is read as that module (transforms/front/module_defaults.py)."""
         self.show_after = tuple(show_after)
+        self.module_defaults = module_defaults
         self.optimized = optimized
         # (Implicit derivatives recompute calls as of the Variables they saw: called whole.)
         # "top": in halves only outside every `if` and loop, as autotrace.function traces a
@@ -59,7 +62,8 @@ class Session:
         """A session like this one where calls run their callees' derivatives whole (or, with
         split_calls="top", in halves only outside every `if` and loop)."""
         return Session(self.optimized, self.implicit, outermost, self.called,
-                       split_calls=split_calls, show_after=self.show_after)
+                       split_calls=split_calls, show_after=self.show_after,
+                       module_defaults=self.module_defaults)
 
     def snapshot(self) -> tuple:
         """What a derivative's build changes in the session, to be restored (`restore`)

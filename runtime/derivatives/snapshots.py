@@ -15,6 +15,7 @@ sharing memory.
 from __future__ import annotations
 
 import numbers
+import types
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def is_mutable_array(value) -> bool:
     that stands for one (a 0-d traced value may stand for a NumPy number, type_checks.py)."""
     return isinstance(value, np.ndarray) or (
             hasattr(value, "shape") and hasattr(value, "dtype")
-            and not isinstance(value, np.generic)
+            and not isinstance(value, (np.generic, types.ModuleType))  # (np: np.shape)
             and (np.ndim(value) > 0 or type(value).__module__.startswith("cupy")
                  or getattr(value, "_is_zero_d_array", lambda: False)()))
 

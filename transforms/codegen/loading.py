@@ -19,6 +19,7 @@ from .codegen import to_source
 from ..derivative_record import Derivative, derivative_record
 from ..front.front_end import Unit
 from ..front.line_map import remember, user_lines
+from ..front.module_defaults import guards
 from ..analysis.live_names import DEFAULT, default_argument
 from ..reverse.sweep_parts import COMMENT
 from .templates import name, replace
@@ -38,7 +39,8 @@ def generated_source(unit: Unit) -> None:
         gast.Constant(value=None, kind=None) for _ in added]
     for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
         argument.annotation = None
-    body = _defaults_read_when_run(arguments, unit, set(added)) + unit.new_body
+    body = (_defaults_read_when_run(arguments, unit, set(added))
+            + guards(unit, arguments, added) + unit.new_body)
     unit.definition = gast.FunctionDef(name=unit.generated_name, args=arguments, body=body,
                                        decorator_list=[], returns=None, type_comment=None,
                                        type_params=[])

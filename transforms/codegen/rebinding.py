@@ -39,11 +39,18 @@ class DerivativeTemplate:
     """The derivative generated for one function, apart from that function (see the module
     docstring); `bind(function)` gives it for another function of the same code."""
 
-    def __init__(self, derivative, record, top, slots: list, watched: list, tainted: tuple):
+    def __init__(self, derivative, record, top, slots: list, watched: list, tainted: tuple,
+                 function: types.FunctionType):
+        # The code of the function it derives (a rebound derivative's: its template's).
+        self.primal_code = _template_code(record.primal)
         self.code = derivative.__code__
         self.name, self.qualname = derivative.__name__, derivative.__qualname__
         self.module, self.doc = derivative.__module__, derivative.__doc__
         self.defaults = derivative.__defaults__
+        # The primal's defaults by kind: a module default is bound to the template's module.
+        self.primal_defaults = _defaults_kind(function)
+        # Made from the one running calls whole of a derivative (`_parsed`): its code.
+        self.parsed_code = None if function is record.primal else _template_code(function)
         self.kwdefaults = derivative.__kwdefaults__
         # The module's globals, by identity and name (no reference: it would keep the module).
         self.globals_id = id(derivative.__globals__)
@@ -76,8 +83,10 @@ class DerivativeTemplate:
                 or any(late is not None and not hasattr(late, "for_function")
                        for late in (record.whole_calls, record.top_calls))):
             return None
-        if not all(type(value) in _LITERALS for value in (*(function.__defaults__ or ()), *(
-                function.__kwdefaults__ or {}).values())):
+        primal, function = function, _parsed(function, built=False)
+        if function is None:
+            return None
+        if _defaults_kind(function) is None:
             # (a default of another kind is a name of the namespace, bound to the first
             # function's value: transforms/front/parsing.py _defaults_as_evaluated)
             return None
@@ -95,7 +104,7 @@ class DerivativeTemplate:
         if any(key in top for key in function.__code__.co_freevars):
             return None  # a closure variable the build bound to a value of its own
         user_cells = {id(cell): index for index, cell in enumerate(function.__closure__ or ())}
-        tainted = ({id(function), id(derivative), id(top)}, set(user_cells))
+        tainted = ({id(primal), id(function), id(derivative), id(top)}, set(user_cells))
         slots = []
         for cell in derivative.__closure__:
             if id(cell) in user_cells:
@@ -141,14 +150,22 @@ class DerivativeTemplate:
             record = dataclasses.replace(record, namespaces=tuple(shared))
             derivative.__autotrace_derivative__ = record
             shared[:] = [namespace for namespace in shared if namespace is not top]
-        return cls(derivative, record, top, slots, watched, tainted)
+        return cls(derivative, record, top, slots, watched, tainted, function)
 
     def bind(self, function: types.FunctionType):
         """The derivative for `function`, a function of the code the template's was made for;
         None where one of its names holds what the transform would have generated other code
         for."""
+        primal = function
+        if _template_code(primal) is not self.primal_code:
+            return None
+        if self.parsed_code is not None:
+            function = _parsed(primal, built=True)
+            if function is None or _template_code(function) is not self.parsed_code:
+                return None
         globals_ = function.__globals__
-        if id(globals_) != self.globals_id or globals_.get("__name__") != self.globals_name:
+        if id(globals_) != self.globals_id or globals_.get("__name__") != self.globals_name \
+                or _defaults_kind(function) != self.primal_defaults:
             return None
         closure = function.__closure__ or ()
         seen = {}
@@ -182,12 +199,34 @@ class DerivativeTemplate:
         # (what a derivative of it is made from: the template made for this one's code)
         derivative.__autotrace_template_code__ = self.code
         derivative.__autotrace_derivative__ = dataclasses.replace(
-            self.record, primal=function, namespaces=[
+            self.record, primal=primal, namespaces=[
                 namespace if kept is None else kept for kept in self.record.namespaces],
-            **_rebuilt_for(self.record, function))
+            **_rebuilt_for(self.record, primal))
         forget_with(derivative, filename)
         note_loaded(derivative, namespace.location.name)
         return derivative
+
+
+def _parsed(function, built: bool):
+    """The function the transform read for `function` (transforms/front/parsing.py `_unwrap`):
+    for a derivative that runs its calls in halves, the one running them whole (None where
+    that one is not built yet and not `built` now, or is no Python function)."""
+    record = derivative_record(function)
+    if record is None or record.whole_calls is None:
+        return function
+    parsed = record.whole_calls() if built else record.whole_calls.made
+    return parsed if isinstance(parsed, types.FunctionType) else None
+
+
+def _template_code(function) -> types.CodeType:
+    """The code `function` runs, or for a rebound derivative, its template's code (of which it
+    runs a copy: not a function that functools.wraps gave a rebound derivative's attributes)."""
+    code = function.__code__
+    template = function.__dict__.get("__autotrace_template_code__")
+    if template is None or template.co_code != code.co_code \
+            or template.co_freevars != code.co_freevars:
+        return code
+    return template
 
 
 def _rebuilt_for(record, function) -> dict:
@@ -195,6 +234,22 @@ def _rebuilt_for(record, function) -> dict:
     for `function`."""
     return {late: getattr(record, late).for_function(function)
             for late in ("whole_calls", "top_calls") if getattr(record, late) is not None}
+
+
+def _defaults_kind(function) -> tuple | None:
+    """`function`'s defaults as the transform depends on them: a literal by its type, a module
+    itself (parameters read as it: transforms/front/module_defaults.py); None where one is of
+    another kind."""
+    keywords = function.__kwdefaults__ or {}
+    kinds = []
+    for value in (*(function.__defaults__ or ()), *(keywords[key] for key in sorted(keywords))):
+        if isinstance(value, types.ModuleType):
+            kinds.append(value)
+        elif type(value) in _LITERALS:
+            kinds.append(type(value))
+        else:
+            return None
+    return tuple(kinds) + tuple(sorted(keywords))
 
 
 def _filled(cell) -> bool:

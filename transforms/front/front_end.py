@@ -266,6 +266,8 @@ class Unit:
     may_hold_none: frozenset = frozenset()  # and those it may set to None (`n = g()`)
     started_as_none: frozenset = frozenset()  # names a reverse derivative sets to None first
     after: str | None = None  # the keyword taking the object's gradient after the call
+    # parameters read as their default's module, and the fallback's build (module_defaults.py)
+    module_defaults: tuple | None = None
     # The last passes' (transforms/codegen/loading.py):
     generated_name: str = None
     definition: gast.FunctionDef = None  # the generated function's
