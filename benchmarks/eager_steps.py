@@ -10,9 +10,11 @@ rebound to its cells (transforms/codegen/rebinding.py), not generated again.
 Beside each closure-per-step form: the same step with the loss defined once (what rebinding
 should come close to), the NumPy primal (the loss alone) and the peers doing the same thing
 eagerly: autograd's grad of a lambda made each step, jax.grad of a lambda made each step (no
-jit: a new lambda would be traced again) and jax.jit(jax.grad(loss)) made once. Every form's
-gradient is checked against the loss-defined-once gradient before timing; the script exits
-with status 1 if one differs. Times are milliseconds per step (best of --repeat runs) and the
+jit: a new lambda would be traced again) and jax.jit(jax.grad(loss)) made once. The loss is
+also written as code for several array libraries writes it, its NumPy module a parameter
+(`def mse_xp(w, batch, xp=np)`), and traced anew each step (`function(grad(lambda ...))`).
+Every form's gradient (Hessian) is checked against the loss-defined-once gradient (Hessian)
+before timing; the script exits with status 1 if one differs. Times are milliseconds per step (best of --repeat runs) and the
 ratio to the NumPy primal.
 """
 from __future__ import annotations
@@ -45,17 +47,28 @@ def make_mse(np_module):
 mse = make_mse(np)
 
 
+def mse_xp(w, batch, xp=np):
+    """The loss written for several array libraries: its NumPy module a parameter."""
+    inputs, targets = batch
+    return xp.mean((xp.tanh(inputs @ w) - targets) ** 2)
+
+
 def functional_steps(rng, autograd, jax):
     """{name: step} for a loss of parameters w and a batch, each step giving the gradient."""
     w = rng.normal(size=(8, 1))
     batch = rng.normal(size=(64, 8)), rng.normal(size=(64, 1))
     gradient_once = at.grad(mse)
+    gradient_xp_once = at.grad(mse_xp)
     steps = {
         "numpy primal (the loss alone)": lambda: mse(w, batch),
         "grad(lambda w: loss(w, batch))": lambda: at.grad(lambda v: mse(v, batch))(w),
         "value_and_grad(lambda ...)[1]": lambda: at.value_and_grad(
             lambda v: mse(v, batch))(w)[1],
         "grad(loss) made once": lambda: gradient_once(w, batch),
+        "grad(loss with xp=np) made once": lambda: gradient_xp_once(w, batch),
+        "grad(lambda w: loss_xp(w, batch))": lambda: at.grad(lambda v: mse_xp(v, batch))(w),
+        "function(grad(lambda w: loss(w, batch)))": lambda: at.function(
+            at.grad(lambda v: mse(v, batch)))(w),
     }
     if autograd is not None:
         autograd_mse = make_mse(autograd.numpy)
@@ -71,9 +84,12 @@ def functional_steps(rng, autograd, jax):
             *on_device).block_until_ready()
     hessians = {"numpy primal (the loss alone)": steps["numpy primal (the loss alone)"],
                 "hessian(lambda w: loss(w, batch))": lambda: at.hessian(
-        lambda v: mse(v, batch))(w)}
-    reference = gradient_once(w, batch)
-    return steps, hessians, reference
+                    lambda v: mse(v, batch))(w),
+                "hessian(lambda w: loss_xp(w, batch))": lambda: at.hessian(
+                    lambda v: mse_xp(v, batch))(w),
+                "hessian(loss) made once": lambda: hessian_once(w, batch)}
+    hessian_once = at.hessian(mse)
+    return steps, hessians, (gradient_once(w, batch), hessian_once(w, batch))
 
 
 def keras_steps(rng):
@@ -116,15 +132,17 @@ def main(argv=None) -> int:
     autograd, _ = describe_environment()
     jax, _ = load_jax()
     rng = np.random.default_rng(0)
-    functional, hessians, functional_reference = functional_steps(rng, autograd, jax)
+    functional, hessians, (functional_reference, hessian_reference) = functional_steps(
+        rng, autograd, jax)
     keras, keras_reference = keras_steps(rng)
     failed = False
-    for group, reference in ((functional, functional_reference), (keras, keras_reference)):
+    for group, reference in ((functional, functional_reference),
+                             (hessians, hessian_reference), (keras, keras_reference)):
         for name, step in group.items():
             if "primal" in name or "minimize" in name:
                 continue
             if not _same(step(), reference):
-                print(f"WRONG: {name} differs from the gradient of the loss defined once")
+                print(f"WRONG: {name} differs from the derivative of the loss defined once")
                 failed = True
     if failed:
         return 1
