@@ -192,6 +192,18 @@ class Layer(Module):
             object.__setattr__(self, "weight_dtype", dtype)
             super().build_for(inputs)
 
+    def add_weight(self, name: str, shape, initializer="glorot_uniform", dtype=None,
+                   trainable: bool = True, rng=None) -> Variable:
+        """As `Module.add_weight`, with the dtype the layer makes its weights in as the default
+        (as Keras's layers do): in `build`, `weight_dtype` (its policy's variable dtype, or
+        its first inputs' floating dtype), so that a float32 model stays float32; elsewhere its
+        policy's variable dtype, or float64 without a policy."""
+        if dtype is None:
+            dtype = vars(self).get("weight_dtype")
+        if dtype is None:
+            dtype = self.variable_dtype if self.variable_dtype is not None else np.float64
+        return super().add_weight(name, shape, initializer, dtype, trainable, rng)
+
     def _input_spec(self) -> tuple | None:
         """What the built layer takes as its inputs, as Keras's InputSpec says it: (the rank,
         or None for any, {axis: size}), read from its weights; None where anything goes."""
