@@ -58,8 +58,9 @@ def clip_by_norm(t, clip_norm, axes=None):
     Arguments:
         t: an array or a number (or a Variable, read).
         clip_norm: the largest norm kept, a positive number.
-        axes: None for the norm of all of `t`, or the axes whose norms are clipped each on its
-            own (the norm of each row of a matrix for axes=1).
+        axes: None for the norm of all of `t`, or the axis (or a list or tuple of axes) over
+            which each norm is taken, each clipped on its own (each row of a matrix for
+            axes=1).
 
     Returns:
         An array of `t`'s shape and dtype.
@@ -70,6 +71,8 @@ def clip_by_norm(t, clip_norm, axes=None):
     """
     _check_clip_norm(clip_norm, "clip_by_norm")
     t = _as_array(t, "clip_by_norm: argument `t`")
+    if isinstance(axes, list):  # TensorFlow takes a list of axes; NumPy's sum, a tuple
+        axes = tuple(axes)
     norm = _safe_sqrt(_squared_norm(t, axis=axes, keepdims=True))
     return t * (clip_norm / np.maximum(norm, clip_norm))
 

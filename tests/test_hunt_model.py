@@ -45,3 +45,13 @@ def test_custom_layer_add_weight_takes_the_layers_dtype(inputs_dtype, policy, we
     np.testing.assert_allclose(gradient, x.T @ (2 * x @ np.ones((3, 2))), rtol=1e-6)
     step(inputs)
     assert float(layer.calls) == 3.0  # one a call, traced or cached; none in the adjoint
+
+
+def test_clip_by_norm_takes_a_list_of_axes_as_tensorflow_does():
+    t = np.array([[3.0, 4.0], [0.0, 0.5]], np.float32)
+    for axes in ([1], (1,), 1):
+        clipped = at.clip_by_norm(t, 1.0, axes=axes)
+        assert clipped.dtype == np.float32
+        np.testing.assert_allclose(clipped, [[0.6, 0.8], [0.0, 0.5]], rtol=1e-6)
+    np.testing.assert_allclose(at.clip_by_norm(t, 2.5, axes=[0, 1]), t * 2.5 / np.sqrt(25.25),
+                               rtol=1e-6)
