@@ -47,6 +47,49 @@ def test_custom_layer_add_weight_takes_the_layers_dtype(inputs_dtype, policy, we
     assert float(layer.calls) == 3.0  # one a call, traced or cached; none in the adjoint
 
 
+class TracedCalls(at.Module):
+    """A tf.Module whose `__call__` and another method are traced, as TensorFlow's guide
+    writes them."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = at.Variable(np.array([1.0, 2.0], np.float32), name="w")
+        self.v = at.Variable(np.array([0.5], np.float32), name="v")
+
+    @at.function
+    def __call__(self, x):
+        return np.sum(np.sin(x * self.w)) + self.other(x)
+
+    @at.function
+    def other(self, x):
+        return np.sum(x * self.v) ** 2
+
+
+@pytest.mark.parametrize("traced_step", [False, True])
+def test_implicit_grad_through_traced_methods_of_a_module(traced_step):
+    module = TracedCalls()
+    x = np.array([0.5, 0.3], np.float32)
+
+    def gradients(x):
+        return at.implicit_grad(lambda x: module(x) * 2 + module.other(x))(x)
+
+    gradients_and_variables = (at.function(gradients) if traced_step else gradients)(x)
+    assert [variable.name for _, variable in gradients_and_variables] == ["w", "v"]
+    (w_gradient, _), (v_gradient, _) = gradients_and_variables
+    assert w_gradient.dtype == v_gradient.dtype == np.float32
+    x = x.astype(np.float64)
+    np.testing.assert_allclose(w_gradient, 2 * x * np.cos(x * [1.0, 2.0]), rtol=1e-6)
+    np.testing.assert_allclose(v_gradient, [3 * 2 * np.sum(x * 0.5) * np.sum(x)], rtol=1e-6)
+
+
+def test_implicit_grad_of_a_traced_method_alone_gives_its_variables_gradient():
+    module = TracedCalls()
+    x = np.array([0.5, 0.3], np.float32)   # (the method's Variables were left out, silently)
+    (gradient, variable), = at.implicit_grad(lambda x: module.other(x))(x)
+    assert variable is module.v
+    np.testing.assert_allclose(gradient, [2 * 0.8 * 0.5 * 0.8], rtol=1e-6)
+
+
 def test_clip_by_norm_takes_a_list_of_axes_as_tensorflow_does():
     t = np.array([[3.0, 4.0], [0.0, 0.5]], np.float32)
     for axes in ([1], (1,), 1):

@@ -110,15 +110,14 @@ def derivative_of(func, wrt: WithRespectTo, implicit: bool = False, split: bool 
 def unbind_method(func, args, wrt: WithRespectTo):
     if isinstance(func, Checkpointed):  # (vjp_call recomputes it: see there)
         func = func.function
-    inner = getattr(func, "__autotrace_python_function__", None)
-    if inspect.ismethod(inner) or inner is not None and classify_value_safely(inner) == "rule":
-        func = inner  # a traced method read from its object, or a traced np.sin: as called
+    func = _python_version_of_traced(func)
     method = getattr(type(func), "__autotrace_call__", None)
     if method is not None:  # an object whose calls run one of its methods (a Module)
         build = getattr(func, "build_for", None)
         if build is not None and args:  # its weights made first, as its own call makes them
             build(args[0])
-        func = func.__autotrace_call__
+        # (a traced method where its class makes `__call__` an autotrace.function)
+        func = _python_version_of_traced(func.__autotrace_call__)
     elif runs_own_call(func):  # an instance of a class with __call__: that method
         func = func.__call__
     if isinstance(func, CustomGradient):  # derived as a call of it, through its grad_fn
@@ -195,10 +194,20 @@ def unbound_call(func, args, kwargs, wrt: WithRespectTo, with_self: bool) -> tup
 
 
 def bound_object(func):
-    """The object a call of `func` runs a method of, if any."""
+    """The object a call of `func` runs a method of, if any (a traced method's too)."""
     if getattr(type(func), "__autotrace_call__", None) is not None or runs_own_call(func):
         return func
+    func = _python_version_of_traced(func)
     return func.__self__ if inspect.ismethod(func) else None
+
+
+def _python_version_of_traced(func):
+    """What a call of `func` runs, where it is an autotrace.function: a traced method read from
+    its object as the bound Python method, a traced np.sin as np.sin; `func` otherwise."""
+    inner = getattr(func, "__autotrace_python_function__", None)
+    if inspect.ismethod(inner) or inner is not None and classify_value_safely(inner) == "rule":
+        return inner
+    return func
 
 
 def has_tangent(tangents, index: int) -> bool:
