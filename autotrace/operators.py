@@ -22,7 +22,7 @@ from autotrace.runtime.derivatives.structure import _is_traced, seed
 from autotrace.runtime.derivatives.sweeps import adjoint_sweep, primal_sweep
 from autotrace.runtime.state import StateError, current_scope
 from autotrace.transforms.called_functions import rule_caller
-from autotrace.transforms.analysis.calls import runs_own_call
+from autotrace.transforms.analysis.calls import own_call_function, runs_own_call
 from autotrace.transforms.errors import SourceUnavailableError, TransformError
 from autotrace.transforms.pipeline import forward_function, reverse_function
 from autotrace.transforms.session import Session
@@ -68,7 +68,7 @@ def _generate_from_source(build, f: Callable, wrt: WithRespectTo, optimized: boo
     if inspect.ismethod(traced):  # autotrace.function of a method: the method, bound
         f = traced
     if runs_own_call(f):  # an instance of a class with __call__: that method, bound to it
-        f = types.MethodType(type(f).__call__, f)
+        f = types.MethodType(own_call_function(type(f)), f)
     if inspect.ismethod(f):
         # A bound method: transform its function, with `self` bound and not differentiated.
         inner = _cached(build, f.__func__, wrt.past_self(), optimized, implicit, options)

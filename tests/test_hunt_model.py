@@ -98,3 +98,35 @@ def test_clip_by_norm_takes_a_list_of_axes_as_tensorflow_does():
         np.testing.assert_allclose(clipped, [[0.6, 0.8], [0.0, 0.5]], rtol=1e-6)
     np.testing.assert_allclose(at.clip_by_norm(t, 2.5, axes=[0, 1]), t * 2.5 / np.sqrt(25.25),
                                rtol=1e-6)
+
+
+class Callable:
+    """A plain object (no Module) holding a Variable, called as a function."""
+
+    def __init__(self):
+        self.w = at.Variable(np.array([1.0, 2.0]), name="callable_w")
+
+    def __call__(self, x):
+        return np.sum(np.sin(x * self.w))
+
+
+class TracedCallable(Callable):
+    @at.function
+    def __call__(self, x):
+        return np.sum(np.sin(x * self.w))
+
+
+@pytest.mark.parametrize("kind", [Callable, TracedCallable])
+@pytest.mark.parametrize("traced_step", [False, True])
+def test_implicit_grad_of_a_callable_object_reached_through_a_closure(kind, traced_step):
+    held = kind()      # (its Variable got no gradient, silently, where `held` is no argument)
+    x = np.array([0.3, 0.6])
+    gradients = at.implicit_grad(lambda x: held(x) ** 2)
+    (gradient, variable), = (at.function(gradients) if traced_step else gradients)(x)
+    assert variable is held.w
+    w = np.array([1.0, 2.0])
+    np.testing.assert_allclose(gradient, 2 * np.sum(np.sin(x * w)) * x * np.cos(x * w))
+    dfdx = 2 * np.sum(np.sin(x * w)) * w * np.cos(x * w)
+    np.testing.assert_allclose(at.grad(lambda x: held(x) ** 2)(x), dfdx)
+    np.testing.assert_allclose(at.jvp(lambda x: held(x) ** 2, (x,), (np.ones(2),))[1],
+                               np.sum(dfdx))

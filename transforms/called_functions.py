@@ -12,6 +12,7 @@ import functools
 import inspect
 import re
 import sys
+import types
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
 from ..runtime.state import StateCell, holds_state
 from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
-                             runs_own_call)
+                             own_call_function, runs_own_call)
 from .analysis.live_names import is_current, transform_lock
 from .front.custom_gradients import custom_caller
 from .errors import TransformError
@@ -119,7 +120,7 @@ def unbind_method(func, args, wrt: WithRespectTo):
         # (a traced method where its class makes `__call__` an autotrace.function)
         func = _python_version_of_traced(func.__autotrace_call__)
     elif runs_own_call(func):  # an instance of a class with __call__: that method
-        func = func.__call__
+        func = types.MethodType(own_call_function(type(func)), func)
     if isinstance(func, CustomGradient):  # derived as a call of it, through its grad_fn
         func = custom_caller(func)
     elif isinstance(func, functools.partial):  # its function, with the bound arguments

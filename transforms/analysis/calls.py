@@ -7,11 +7,13 @@ import functools
 import inspect
 import re
 import sys
+import types
 from dataclasses import dataclass
 
 import gast
 import numpy as np
 
+from ...runtime.state import holds_state
 from ..front.parsing import MISSING, resolve
 from ..front.python_versions import PYTHON_VERSIONS
 from ..rules.core import adjoint_rules, constant_functions, tangent_rules
@@ -265,7 +267,11 @@ def classify_value(value) -> Call:
         # building itself on the first call): resolved when the derivative runs.
         return Call("dynamic", value)
     if runs_own_call(value):  # an instance of a class with __call__: derive that method
-        return Call("user", value.__call__)
+        if holds_state(value):
+            # resolved when the derivative runs, as a Module's call is, where the Variables
+            # its method reads through `self` get their gradients (under implicit_grad)
+            return Call("dynamic", value)
+        return Call("user", types.MethodType(own_call_function(type(value)), value))
     if isinstance(value, type) and not issubclass(value, (int, float, complex, bool)):
         if value.__module__ == "builtins" or value.__module__.startswith("numpy") or \
                 value.__module__.split(".")[0].lstrip("_") in sys.stdlib_module_names:
@@ -302,10 +308,17 @@ def runs_own_call(value) -> bool:
     class (not NumPy's or autotrace's): autotrace differentiates such a call as that method."""
     if isinstance(value, type) or hasattr(value, "__autotrace_no_rule_hint__"):
         return False
-    method = getattr(type(value), "__call__", None)
+    method = own_call_function(type(value))
     package = (getattr(type(value), "__module__", None) or "").split(".")[0]
     return inspect.isfunction(method) and (package not in _LIBRARY_PACKAGES or getattr(
         type(value), "__autotrace_differentiable__", False))
+
+
+def own_call_function(cls):
+    """The function `cls.__call__` runs: itself, or the Python function of a `__call__` that
+    is an autotrace.function (a traced call is differentiated as its Python function)."""
+    method = getattr(cls, "__call__", None)
+    return getattr(method, "__autotrace_python_function__", method)
 
 
 def no_rule_hint(function) -> str | None:
