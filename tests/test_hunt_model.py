@@ -116,14 +116,16 @@ class TracedCallable(Callable):
         return np.sum(np.sin(x * self.w))
 
 
-@pytest.mark.parametrize("kind", [Callable, TracedCallable])
+@pytest.mark.parametrize("held_as", ["callable", "traced callable", "bound method"])
 @pytest.mark.parametrize("traced_step", [False, True])
-def test_implicit_grad_of_a_callable_object_reached_through_a_closure(kind, traced_step):
-    held = kind()      # (its Variable got no gradient, silently, where `held` is no argument)
+def test_implicit_grad_of_a_callable_reached_through_a_closure(held_as, traced_step):
+    # (its Variable got no gradient, silently, where `held` is no argument)
+    held = {"callable": Callable, "traced callable": TracedCallable,
+            "bound method": lambda: Callable().__call__}[held_as]()
     x = np.array([0.3, 0.6])
     gradients = at.implicit_grad(lambda x: held(x) ** 2)
     (gradient, variable), = (at.function(gradients) if traced_step else gradients)(x)
-    assert variable is held.w
+    assert variable is getattr(held, "__self__", held).w
     w = np.array([1.0, 2.0])
     np.testing.assert_allclose(gradient, 2 * np.sum(np.sin(x * w)) * x * np.cos(x * w))
     dfdx = 2 * np.sum(np.sin(x * w)) * w * np.cos(x * w)

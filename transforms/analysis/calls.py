@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from ...runtime.state import holds_state
+from ...runtime.state import StateCell, holds_state
 from ..front.parsing import MISSING, resolve
 from ..front.python_versions import PYTHON_VERSIONS
 from ..rules.core import adjoint_rules, constant_functions, tangent_rules
@@ -98,7 +98,21 @@ def classify(func_node, namespace: dict) -> Call:
     value = resolve(func_node, namespace)
     if value is MISSING:
         return Call("dynamic")
-    return classify_value(value)
+    call = classify_value(value)
+    if call.kind == "user" and _bound_to_state(call.value):
+        # A method of an object holding Variables (`predict = model.predict`, or an object
+        # with __call__, held in a global or a closure): resolved when the derivative runs,
+        # as a Module's call is, where the method is differentiated for its object too and
+        # the Variables it reads through `self` get their gradients (under implicit_grad).
+        return Call("dynamic", value)
+    return call
+
+
+def _bound_to_state(function) -> bool:
+    """Whether `function` is a method bound to an object that holds Variables (not one of a
+    Variable's own)."""
+    return inspect.ismethod(function) and not isinstance(function.__self__, StateCell) and (
+        holds_state(function.__self__))
 
 
 class CustomGradient:
@@ -267,10 +281,6 @@ def classify_value(value) -> Call:
         # building itself on the first call): resolved when the derivative runs.
         return Call("dynamic", value)
     if runs_own_call(value):  # an instance of a class with __call__: derive that method
-        if holds_state(value):
-            # resolved when the derivative runs, as a Module's call is, where the Variables
-            # its method reads through `self` get their gradients (under implicit_grad)
-            return Call("dynamic", value)
         return Call("user", types.MethodType(own_call_function(type(value)), value))
     if isinstance(value, type) and not issubclass(value, (int, float, complex, bool)):
         if value.__module__ == "builtins" or value.__module__.startswith("numpy") or \
