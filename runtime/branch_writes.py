@@ -1,4 +1,4 @@
-"""Python numbers in objects' state written inside a traced `if` or loop.
+"""Python values in objects' state written inside a traced `if` or loop.
 
     class Counter:
         def up(self, v):
@@ -14,19 +14,24 @@
 autotrace.function traces both branches of an `if` on a traced value and a loop's body once,
 and Python runs each write they make into the state of an object (`self.n += 1.0`, an item of
 a dict an object or a global holds) while tracing, as tf.function runs Python side effects. A
-Python number is the same for every call of the graph: it cannot hold what the branch taken,
+Python value is the same for every call of the graph: it cannot hold what the branch taken,
 or the number of iterations, leaves when the graph runs.
 
-So around each traced `if` (`BranchNumbers`), the Python numbers of the trace's state
-(object_slots `_Trace.before`: attributes, items of dicts and lists, globals, closure
-variables, NumPy scalars among them) are taken before the branches, and each branch is traced
-from them: the second branch does not see what the first wrote. Where the two branches leave
-a number different, the `if` is refused (BranchStateError, naming the user's line, the number
-and what to write instead); where they leave it the same (`self.calls += 1` in a layer both
-branches call), it keeps that value. Around a traced loop's body (`loop_numbers_watched`), a
-number the body changes is refused at the loop. Nothing but the user's own values is ever put
-into their state. Bools (a layer's `self.built = True`) are left as they are; numbers a branch
-replaces by a traced value are object_slots' to refuse.
+So around each traced `if` (`BranchNumbers`), the Python values of the trace's state
+(object_slots `_Trace.before`: the attributes of the user's objects, items of dicts and
+lists, globals, closure variables; numbers, strings, None, bools, tuples, arrays, other
+objects) are taken before the branches, and each branch is traced from them: the second
+branch does not see what the first wrote, set or deleted. Where the two branches leave a
+value different (an attribute set on one path only counts as different), the `if` is refused
+(BranchStateError, naming the user's line, the value and what to write instead); where they
+leave it the same (`self.calls += 1` in a layer both branches call), it keeps that value.
+Around a traced loop's body (`loop_numbers_watched`), a value the body changes is refused at
+the loop. Numbers, strings, bytes, None, bools, tuples of them and NumPy arrays are compared
+by value, other objects by identity (no user's `__eq__` runs). A layer not yet built (`built`
+False: Keras's convention, autotrace.Module's) is left to build once, while the branch that
+first calls it is traced: only the numbers of its state are watched. Nothing but the user's
+own values is ever put into their state; values holding traced values are object_slots' to
+refuse.
 """
 from __future__ import annotations
 
@@ -36,10 +41,10 @@ from itertools import islice
 
 import numpy as np
 
-from .object_slots import ObjectStateError, _traces
-from .object_walk import MAX_ITEMS, Slot, load, store
+from .object_slots import ObjectStateError, _holds_tracer, _traces
+from .object_walk import MAX_ITEMS, Slot, is_user_object, load, store
 
-_GONE = object()
+_GONE = object()  # what a place holds where the attribute, item or variable is not set
 
 _ADVICE = (
     "Keep {label} in an autotrace.Variable ({label} = autotrace.Variable({value!r}) where it is "
@@ -57,113 +62,260 @@ _LOOP = (
     "(from {first!r} to {second!r}): autotrace traces the body once, and the number of "
     "iterations is known only when the graph runs, so a Python number cannot follow it. ")
 
+_BRANCHES_VALUES = (
+    "{site}: the two branches of this {statement} on a traced value{code} leave {label} "
+    "different ({first} and {second}): autotrace traces both branches, running their writes "
+    "into Python values while tracing, and a Python value cannot hold what the branch the "
+    "graph takes on each call leaves. Set {label} alike on both paths, or compute what it "
+    "holds as an array (np.where(condition, new, old)) and write it after the {statement}")
+
+_LOOP_VALUES = (
+    "{site}: the body of this {statement} on a traced value{code} changes {label} (from "
+    "{first} to {second}): autotrace traces the body once, and the number of iterations is "
+    "known only when the graph runs, so a Python value cannot follow it. Set {label} before "
+    "the loop, or carry what it holds through the loop as a variable of the function and "
+    "write it after the loop")
+
+_SHOWN = 60  # characters of a value's repr a message shows
+
 
 class BranchStateError(ObjectStateError):
-    """A Python number of an object's state that a traced `if` leaves different on its two
+    """A Python value of an object's state that a traced `if` leaves different on its two
     paths, or that a traced loop's body changes."""
 
 
 def _is_number(value) -> bool:
-    """A Python or NumPy number (not a bool: a flag such as `self.built` is no counter)."""
+    """A Python or NumPy number (not a bool)."""
     kind = type(value)
     return kind in (int, float, complex) or (
         isinstance(value, np.generic) and kind is not np.bool_ and
         np.issubdtype(kind, np.number))
 
 
-def _numbers(trace) -> list:
-    """The slots of the trace's state that held a number when it began, the items of its
-    lists among them (which object_walk makes no slots of)."""
-    if trace.numbers is None:
-        trace.numbers = [slot for slot in trace.before
-                         if _is_number(slot.value) and
-                         slot.step[0] in ("attr", "item", "global", "cell") and
-                         not isinstance(slot.container, tuple)]
-        trace.numbers += [
-            Slot(slot.value, ("item", index), item, slot.path + (("item", index),), slot.root,
-                 slot.owners)
-            for slot in trace.before if type(slot.value) is list
-            for index, item in enumerate(islice(slot.value, MAX_ITEMS))
-            if _is_number(item)]
-    return trace.numbers
+def _alike(old, new) -> bool:
+    """Whether two values are the same: numbers, bools, strings, bytes and None of one type
+    and value (NaN is NaN), tuples of alike items, arrays of one dtype, shape and contents;
+    any other object only itself."""
+    if old is new:
+        return True
+    kind = type(old)
+    if kind is not type(new):
+        return False
+    if kind in (int, float, complex, bool, str, bytes) or isinstance(old, np.generic):
+        return bool(old == new) or (old != old and new != new)
+    if isinstance(old, tuple):
+        return len(old) == len(new) and all(map(_alike, old, new))
+    if kind is np.ndarray:
+        return old.dtype == new.dtype and old.shape == new.shape and \
+            old.dtype != object and old.tobytes() == new.tobytes()
+    return False
+
+
+def _shown(value) -> str:
+    if value is _GONE:
+        return "not set"
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+
+
+class _Watched:
+    """The places of a trace's state a branch or loop body may write: the attributes of the
+    user's objects and the items of dicts (`mappings`: (mapping, kind, label), keys added and
+    removed among them), globals, closure variables and the items of lists (`slots`)."""
+
+    def __init__(self, trace):
+        self.mappings, self.slots, seen = [], [], set()
+        # The places of layers not yet built (_unbuilt), where numbers alone are watched:
+        # mapping indexes, and ("slot", index) for slots.
+        self.building: set = set()
+
+        def add(mapping, kind, label, building):
+            if id(mapping) not in seen:
+                seen.add(id(mapping))
+                if building:
+                    self.building.add(len(self.mappings))
+                self.mappings.append((mapping, kind, label))
+        for root in trace.roots:
+            if is_user_object(root.value):
+                add(root.value, "attr", root.label, _unbuilt(root.value))
+        for slot in trace.before:
+            if slot.step[0] not in ("attr", "item", "global", "cell"):
+                continue
+            value, building = slot.value, any(map(_unbuilt, slot.owners))
+            if is_user_object(value):
+                add(value, "attr", slot.label, building or _unbuilt(value))
+            elif type(value) is dict:
+                add(value, "item", slot.label, building)
+            elif type(value) is list:
+                if building:
+                    self.building.update(("slot", len(self.slots) + index) for index in
+                                         range(min(len(value), MAX_ITEMS)))
+                self.slots += [
+                    Slot(value, ("item", index), item, slot.path + (("item", index),),
+                         slot.root, slot.owners)
+                    for index, item in enumerate(islice(value, MAX_ITEMS))]
+            if slot.step[0] in ("global", "cell"):
+                if building:
+                    self.building.add(("slot", len(self.slots)))
+                self.slots.append(slot)
+
+    def taken(self) -> dict:
+        """place -> what it holds now ((mapping index, key), or (None, slot index))."""
+        held = {}
+        for index, (mapping, kind, _) in enumerate(self.mappings):
+            items = vars(mapping) if kind == "attr" else mapping
+            held.update(((index, key), value)
+                        for key, value in islice(list(items.items()), MAX_ITEMS))
+        for index, slot in enumerate(self.slots):
+            held[None, index] = _now(slot)
+        return held
+
+    def label(self, place) -> str:
+        index, key = place
+        if index is None:
+            return self.slots[key].label
+        _, kind, label = self.mappings[index]
+        return f"{label}.{key}" if kind == "attr" else f"{label}[{key!r}]"
+
+    def put(self, place, value) -> None:
+        """Make `place` hold `value` (_GONE: remove it)."""
+        index, key = place
+        if index is None:
+            slot = self.slots[key]
+            if value is not _GONE:
+                store(slot.container, slot.step, value)
+            elif _now(slot) is not _GONE:
+                slot.delete()
+            return
+        mapping, kind, _ = self.mappings[index]
+        if kind == "attr":
+            if value is not _GONE:
+                setattr(mapping, key, value)
+            elif key in vars(mapping):
+                delattr(mapping, key)
+        elif value is not _GONE:
+            mapping[key] = value
+        else:
+            mapping.pop(key, None)
+
+    def changes(self, before: dict, after: dict) -> list:
+        """(place, before, after) for each place whose value differs, neither holding a
+        traced value (object_slots.py refuses those)."""
+        found = []
+        for place in before.keys() | after.keys():
+            old, new = before.get(place, _GONE), after.get(place, _GONE)
+            if old is not new and not _holds_tracer(old) and not _holds_tracer(new) and (
+                    _is_number(old) and _is_number(new) or not self._building(place)):
+                found.append((place, old, new))
+        return found
+
+    def _building(self, place) -> bool:
+        index, key = place
+        return (index if index is not None else ("slot", key)) in self.building
+
+    def restore(self, start: dict) -> None:
+        """Put back what the places held at `start`."""
+        for place, _, _ in self.changes(start, self.taken()):
+            self.put(place, start.get(place, _GONE))
+
+
+def _unbuilt(value) -> bool:
+    """Whether `value` is an object of the user's that builds itself on its first call and has
+    not yet (`built` False, as Keras's layers and autotrace.Module keep it): a layer first
+    called in both branches builds once, while the first is traced (built again from its
+    state before the `if`, it would make its weights and Variables twice); only the numbers
+    of its state (a count of calls) are watched."""
+    return is_user_object(value) and vars(value).get("built") is False
+
+
+def _watched(trace) -> _Watched:
+    if trace.watched is None:
+        trace.watched = _Watched(trace)
+    return trace.watched
 
 
 def _now(slot):
     try:
         return load(slot.container, slot.step)
-    except (LookupError, AttributeError, TypeError):
+    except (LookupError, AttributeError, TypeError, ValueError):
         return _GONE
 
 
-def _differ(old, new) -> bool:
-    """Whether two numbers differ in type or value (NaN is the same as NaN)."""
-    if old is new:
-        return False
-    return type(old) is not type(new) or not (old == new or (old != old and new != new))
-
-
-def _refusal(template: str, where: str, statement: str, slot, first, second, start,
-             instead: str) -> BranchStateError:
+def _refusal(numbers: str, values: str, where: str, statement: str, label: str, first,
+             second, start, instead: str) -> BranchStateError:
     path, colon, rest = where.partition(":")
     line, _, code = rest.partition(": ")
-    message = template.format(site=os.path.basename(path) + colon + line, statement=statement,
-                              code=f" ({code.strip()})" if code.strip() else "",
-                              label=slot.label, first=first, second=second)
-    return BranchStateError(message + _ADVICE.format(label=slot.label, value=start,
-                                                     instead=instead))
+    fields = dict(site=os.path.basename(path) + colon + line, statement=statement,
+                  code=f" ({code.strip()})" if code.strip() else "", label=label)
+    if _is_number(first) and _is_number(second):
+        return BranchStateError(
+            numbers.format(first=first, second=second, **fields) +
+            _ADVICE.format(label=label, value=start, instead=instead))
+    return BranchStateError(values.format(first=_shown(first), second=_shown(second),
+                                          **fields))
+
+
+def _ordered(changes: list, watched: _Watched) -> list:
+    """`changes` in the order of the places' labels (the first refused is always the same)."""
+    return sorted(changes, key=lambda change: watched.label(change[0]))
 
 
 class BranchNumbers:
-    """The numbers of the trace's state around one traced `if` (see the module docstring):
-    `with numbers.branch(side):` around the trace of each branch, `numbers.check()` after
-    both."""
+    """The Python values of the trace's state around one traced `if` (see the module
+    docstring): `with numbers.branch(side):` around the trace of each branch,
+    `numbers.check()` after both."""
 
     def __init__(self, where: str, statement: str):
         trace = _traces.top()
         self.where, self.statement = where, statement
-        self.slots = _numbers(trace) if trace is not None else []
-        self.start = [_now(slot) for slot in self.slots]
-        self.left: dict = {}  # side -> what the branch left in each slot
-
-    def _restore(self) -> None:
-        for slot, old in zip(self.slots, self.start):
-            now = _now(slot)
-            if _is_number(old) and _is_number(now) and _differ(old, now):
-                store(slot.container, slot.step, old)
+        self.watched = _watched(trace) if trace is not None else None
+        self.start = self.watched.taken() if self.watched is not None else {}
+        self.left: dict = {}  # side -> what the branch left in each place
 
     @contextmanager
     def branch(self, side: bool):
-        """Trace a branch from the numbers as they were before the `if`."""
-        self._restore()
+        """Trace a branch from the values as they were before the `if`."""
+        if self.watched is None:
+            yield
+            return
+        self.watched.restore(self.start)
         yield
-        self.left[side] = [_now(slot) for slot in self.slots]
+        self.left[side] = self.watched.taken()
 
     def check(self) -> None:
-        """Refuse a number the two branches leave different; one they leave the same keeps
+        """Refuse a value the two branches leave different; one they leave the same keeps
         that value."""
         if True not in self.left or False not in self.left:
             return
-        for slot, old, first, second in zip(self.slots, self.start, self.left[True],
-                                            self.left[False]):
-            if _is_number(first) and _is_number(second) and _differ(first, second):
-                self._restore()  # (the numbers as they were before the refused statement)
-                raise _refusal(_BRANCHES, self.where, self.statement, slot, first, second, old,
-                               ", or compute the new value with np.where(condition, new, old) "
-                               f"and write it after the {self.statement}")
+        different = [(place, first, second) for place, first, second in
+                     self.watched.changes(self.left[True], self.left[False])
+                     if not _alike(first, second)]
+        if different:
+            place, first, second = _ordered(different, self.watched)[0]
+            self.watched.restore(self.start)  # (the values as before the refused statement)
+            raise _refusal(_BRANCHES, _BRANCHES_VALUES, self.where, self.statement,
+                           self.watched.label(place), first, second,
+                           self.start.get(place, _GONE),
+                           ", or compute the new value with np.where(condition, new, old) "
+                           f"and write it after the {self.statement}")
 
 
 @contextmanager
 def loop_numbers_watched(where: str, statement: str):
     """Around the trace of a loop's body (`where`: the user's line of the loop): refuse a
-    number of the trace's state the body changes."""
+    value of the trace's state the body changes."""
     trace = _traces.top()
-    slots = _numbers(trace) if trace is not None else []
-    before = [_now(slot) for slot in slots]
+    if trace is None:
+        yield
+        return
+    watched = _watched(trace)
+    before = watched.taken()
     yield
-    for slot, old in zip(slots, before):
-        new = _now(slot)
-        if _is_number(old) and _is_number(new) and _differ(old, new):
-            store(slot.container, slot.step, old)
-            raise _refusal(_LOOP, where, statement, slot, old, new, old,
-                           ", or carry it through the loop as a variable of the function "
-                           "and write it after the loop")
+    changed = [change for change in watched.changes(before, watched.taken())
+               if not _alike(change[1], change[2])]
+    if changed:
+        place, old, new = _ordered(changed, watched)[0]
+        watched.restore(before)
+        raise _refusal(_LOOP, _LOOP_VALUES, where, statement, watched.label(place), old, new,
+                       old, ", or carry it through the loop as a variable of the function "
+                       "and write it after the loop")

@@ -31,8 +31,9 @@ each call, fed from what it holds then. Decisions:
 - Python values in the state (a counter `self.n_calls += 1`) cannot be replayed by a graph:
   they change while tracing only, as tf.function's guide says of Python side effects. A
   number that changes while tracing is warned of once per line (PythonStateWarning), naming
-  the user's line and saying to use an autotrace.Variable; one a traced `if` leaves
-  different on its two paths, or a traced loop's body changes, is refused at the statement
+  the user's line and saying to use an autotrace.Variable; a Python value (a number, a
+  string, a tuple, an attribute set on one path only) that a traced `if` leaves different on
+  its two paths, or a traced loop's body changes, is refused at the statement
   (runtime/branch_writes.py). A traced value appended to a list that existed before the
   call, or kept in a tuple, or written inside a traced `if` or loop, is refused
   (ObjectStateError), naming the line.
@@ -303,7 +304,7 @@ class _Trace:
         # The items of each list (numbers in lists are no slots: object_walk.py)
         self.lists = {id(slot.value): list(slot.value) for slot in self.before
                       if type(slot.value) is list}
-        self.numbers = None  # the slots holding Python numbers (branch_writes.py)
+        self.watched = None  # the places a traced `if` or loop watches (branch_writes.py)
         known = [slot for slot in self.before if slot.path in slots.known]
         for slot in known:
             if _is_tracer(slot.value) and slot.value._builder.finished:

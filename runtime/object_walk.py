@@ -207,7 +207,7 @@ def _children(value, root):
     elif isinstance(value, tuple):
         for index, item in enumerate(value[:MAX_ITEMS]):
             yield ("tuple", index), item, None
-    elif _is_user_object(value):
+    elif is_user_object(value):
         for name, item in list(vars(value).items()):
             yield ("attr", name), item, value
     else:
@@ -251,16 +251,18 @@ def _global_names(code) -> set:
 
 def _enters(value) -> bool:
     return isinstance(value, (types.FunctionType, types.MethodType, dict, list, tuple)) or \
-        _is_user_object(value) or _attribute(value, _FUNCTION_LINKS[2]) is not None
+        is_user_object(value) or _attribute(value, _FUNCTION_LINKS[2]) is not None
 
 
 def _is_owner(value) -> bool:
     """Whether `value` is an object or function whose source may hold a write (for
     place_of_write)."""
-    return isinstance(value, types.FunctionType) or _is_user_object(value)
+    return isinstance(value, types.FunctionType) or is_user_object(value)
 
 
-def _is_user_object(value) -> bool:
+def is_user_object(value) -> bool:
+    """Whether `value` is an object of a class of the user's, whose attributes are state (not
+    a class, module, function or state cell)."""
     cls = type(value)
     return isinstance(getattr(value, "__dict__", None), dict) and not isinstance(
         value, (type, types.ModuleType, types.FunctionType, types.MethodType, StateCell)) \

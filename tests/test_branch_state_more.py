@@ -1,0 +1,230 @@
+"""A Python value of an object's state other than a number (a tuple, a string, None, a bool, an
+array, another object, an attribute set or deleted on one path) that the two branches of a
+traced `if` leave different, or that a traced loop's body changes, is refused at the statement
+as numbers are; one both branches leave alike keeps that value (runtime/branch_writes.py)."""
+import dataclasses
+import inspect
+import re
+
+import numpy as np
+import pytest
+
+import autotrace
+from autotrace.runtime.branch_writes import BranchStateError
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    k: float = 1.0
+
+
+class Holder:
+    def __init__(self):
+        self.n, self.t, self.mode, self.option, self.flag = 1.0, (1.0, 2.0), "eval", None, False
+        self.array, self.items = np.array(1.0), [1, 1]
+        self.pair = (np.array(1.0), np.array(2.0))
+        self.settings = Settings()
+
+    def train(self):
+        self.mode = "train"
+
+
+holder = Holder()
+CONFIG = {"mode": "a"}
+
+
+def _set_in_branch(x):
+    h = holder
+    if np.sum(x) > 0:
+        h.t = (6.0, 2.0)
+    return x * h.t[0]
+
+
+def _first_set_in_branch(x):
+    if np.sum(x) > 0:
+        holder.added = 6.0
+    return x * getattr(holder, "added", 1.0)
+
+
+def _deleted_in_branch(x):
+    if np.sum(x) > 0:
+        del holder.n
+    return x * getattr(holder, "n", 6.0)
+
+
+def _type_changed_in_branch(x):
+    if np.sum(x) > 0:
+        holder.t = 6.0
+    return x * (holder.t if isinstance(holder.t, float) else 1.0)
+
+
+def _method_in_branch(x):
+    if np.sum(x) > 0:
+        holder.train()
+    return x * (6.0 if holder.mode == "train" else 1.0)
+
+
+def _none_in_branch(x):
+    if np.sum(x) > 0:
+        holder.option = 6.0
+    return x * (1.0 if holder.option is None else holder.option)
+
+
+def _flag_in_branch(x):
+    if np.sum(x) > 0:
+        holder.flag = True
+    return x * (6.0 if holder.flag else 1.0)
+
+
+def _dict_text_in_branch(x):
+    if np.sum(x) > 0:
+        CONFIG["mode"] = "b"
+    return x * (6.0 if CONFIG["mode"] == "b" else 1.0)
+
+
+def _replaced_in_branch(x):
+    if np.sum(x) > 0:
+        holder.settings = dataclasses.replace(holder.settings, k=6.0)
+    return x * holder.settings.k
+
+
+def _array_in_branch(x):
+    if np.sum(x) > 0:
+        holder.array = np.array(6.0)
+    return x * holder.array
+
+
+def _list_in_branch(x):
+    if np.sum(x) > 0:
+        holder.items = [6, 1]
+    return x * holder.items[0]
+
+
+def _arrays_in_branch(x):
+    if np.sum(x) > 0:
+        holder.pair = (np.array(6.0), np.array(2.0))
+    return x * holder.pair[0]
+
+
+def _expression(x):
+    y = (holder.train() or x) if np.sum(x) > 0 else x
+    return y * (6.0 if holder.mode == "train" else 1.0)
+
+
+def _in_loop(x):
+    y = x
+    while np.sum(y) < 10.0:
+        y = y * 2.0
+        holder.t = (6.0, 2.0)
+    return y * holder.t[0]
+
+
+def _first_set_in_loop(x):
+    y = x
+    for _ in range(np.sum(-x).astype(int)):
+        y = y * 2.0
+        holder.added = "set"
+    return y * (6.0 if hasattr(holder, "added") else 1.0)
+
+
+def _line(function, text: str) -> int:
+    lines, first = inspect.getsourcelines(function)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("function, label, first, second", [
+    (_set_in_branch, "holder.t", "(6.0, 2.0)", "(1.0, 2.0)"),
+    (_first_set_in_branch, "holder.added", "6.0", "not set"),
+    (_deleted_in_branch, "holder.n", "not set", "1.0"),
+    (_type_changed_in_branch, "holder.t", "6.0", "(1.0, 2.0)"),
+    (_method_in_branch, "holder.mode", "'train'", "'eval'"),
+    (_none_in_branch, "holder.option", "6.0", "None"),
+    (_flag_in_branch, "holder.flag", "True", "False"),
+    (_dict_text_in_branch, "CONFIG['mode']", "'b'", "'a'"),
+    (_replaced_in_branch, "holder.settings",
+     "Settings(k=6.0)", "Settings(k=1.0)"),
+    (_array_in_branch, "holder.array", "array(6.)", "array(1.)"),
+    (_list_in_branch, "holder.items", "[6, 1]", "[1, 1]"),
+    (_arrays_in_branch, "holder.pair", "(array(6.), array(2.))", "(array(1.), array(2.))"),
+])
+def test_a_value_the_branches_leave_different_is_refused_and_kept_as_it_was(
+        function, label, first, second):
+    global holder
+    holder, CONFIG["mode"] = Holder(), "a"
+    np.testing.assert_allclose(function(np.array([-1.0, -2.0])), [-1.0, -2.0])  # NumPy
+    with pytest.raises(BranchStateError) as caught:
+        autotrace.function(function)(np.array([-1.0, -2.0]))
+    assert str(caught.value).startswith(
+        f"test_branch_state_more.py:{_line(function, 'if np.sum')}: the two branches of this "
+        f"`if` on a traced value (if np.sum(x) > 0:) leave {label} different ({first} and "
+        f"{second}): ")
+    fresh = Holder()
+    assert vars(holder).keys() == vars(fresh).keys() and CONFIG == {"mode": "a"}
+    assert holder.t == (1.0, 2.0) and holder.mode == "eval" and holder.n == 1.0
+
+
+def test_the_message_names_the_value_and_what_to_write():
+    global holder
+    holder = Holder()
+    with pytest.raises(BranchStateError) as caught:
+        autotrace.function(_expression)(np.array([1.0, 2.0]))
+    assert str(caught.value).partition("\n")[0] == (
+        f"test_branch_state_more.py:{_line(_expression, 'np.sum')}: the two branches of this "
+        "conditional expression on a traced value (holder.train() or x if np.sum(x) > 0 else "
+        "x) leave holder.mode different ('train' and 'eval'): autotrace traces both branches, "
+        "running their writes into Python values while tracing, and a Python value cannot "
+        "hold what the branch the graph takes on each call leaves. Set holder.mode alike on "
+        "both paths, or compute what it holds as an array (np.where(condition, new, old)) and "
+        "write it after the conditional expression")
+
+
+@pytest.mark.parametrize("function, statement, label, change", [
+    (_in_loop, "while np.sum", "holder.t", "from (1.0, 2.0) to (6.0, 2.0)"),
+    (_first_set_in_loop, "for _ in", "holder.added", "from not set to 'set'"),
+])
+def test_a_value_a_traced_loop_changes_is_refused_at_the_loop(function, statement, label,
+                                                               change):
+    global holder
+    holder = Holder()
+    with pytest.raises(BranchStateError, match=re.escape(
+            f"test_branch_state_more.py:{_line(function, statement)}: the body of this ") +
+            r".* changes " + re.escape(f"{label} ({change}): ")):
+        autotrace.function(function)(np.array([1.0, 2.0]))
+    assert holder.t == (1.0, 2.0) and not hasattr(holder, "added")
+
+
+def test_values_both_branches_leave_alike_are_kept():
+    global holder
+    holder = Holder()
+
+    def f(x):
+        if np.sum(x) > 0:
+            holder.t, holder.mode, y = (3.0, 2.0), "train", x * 2.0
+        else:
+            holder.t, holder.mode, y = (3.0, 2.0), "train", x
+        return y * holder.t[0] * (2.0 if holder.mode == "train" else 1.0)
+
+    np.testing.assert_allclose(autotrace.function(f)(np.array([1.0, 2.0])), [12.0, 24.0])
+    assert holder.t == (3.0, 2.0) and holder.mode == "train"
+
+
+class Scale(autotrace.Module):
+    def build(self, input_shape):
+        self.add_weight("factor", (input_shape[-1],), initializer="ones")
+
+    def call(self, x):
+        return x * self.factor
+
+
+def test_a_module_first_called_in_both_branches_builds_once():
+    scale = Scale()
+
+    def f(x):
+        if np.sum(x) > 0:
+            return scale(x) * 2.0
+        return -scale(x)
+
+    traced = autotrace.function(f)
+    np.testing.assert_allclose(traced(np.array([1.0, 2.0])), [2.0, 4.0])
+    np.testing.assert_allclose(traced(np.array([-1.0, -2.0])), [1.0, 2.0])
+    assert len(scale.variables) == 1 and scale.variables[0] is scale.factor
