@@ -22,13 +22,13 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
-import sys
 import types
 from collections import deque
 from itertools import islice
 
 import numpy as np
 
+from .python_modules import is_standard_library
 from .state import StateCell
 
 MAX_DEPTH = 8  # steps from a root
@@ -281,7 +281,7 @@ def users_classes(cls) -> list:
 
 def _is_user_module(module) -> bool:
     top = (module or "").split(".")[0]
-    return top not in _LIBRARIES and top not in sys.stdlib_module_names and top != "builtins"
+    return top not in _LIBRARIES and not is_standard_library(module)
 
 
 def _label(label: str, step) -> str:

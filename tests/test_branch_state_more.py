@@ -1,10 +1,14 @@
 """A Python value of an object's state other than a number (a tuple, a string, None, a bool, an
 array, another object, an attribute set or deleted on one path) that the two branches of a
 traced `if` leave different, or that a traced loop's body changes, is refused at the statement
-as numbers are; one both branches leave alike keeps that value (runtime/branch_writes.py)."""
+as numbers are; one both branches leave alike keeps that value (runtime/branch_writes.py). A
+user's module named like one of the standard library's is the user's code
+(runtime/python_modules.py)."""
 import dataclasses
+import importlib.util
 import inspect
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -228,3 +232,63 @@ def test_a_module_first_called_in_both_branches_builds_once():
     np.testing.assert_allclose(traced(np.array([1.0, 2.0])), [2.0, 4.0])
     np.testing.assert_allclose(traced(np.array([-1.0, -2.0])), [1.0, 2.0])
     assert len(scale.variables) == 1 and scale.variables[0] is scale.factor
+
+
+_USER_MODULE = '''
+STORE = {}
+
+
+def keep(h):
+    STORE["h"] = h
+    return h
+
+
+class Counter:
+    def __init__(self):
+        self.n = 1.0
+
+    def up(self):
+        self.n = 6.0
+'''
+
+
+@pytest.fixture
+def user_module_named_as_standard_library(tmp_path, monkeypatch):
+    """A user's file `tabnanny.py`, imported under the name of the standard library's."""
+    path = tmp_path / "tabnanny.py"
+    path.write_text(_USER_MODULE)
+    spec = importlib.util.spec_from_file_location("tabnanny", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "tabnanny", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_store_by_a_user_module_named_as_the_standard_librarys_is_refused(
+        user_module_named_as_standard_library):
+    helpers = user_module_named_as_standard_library
+
+    def f(x):
+        helpers.keep(np.sin(x) * 2.0)
+        return np.sum(helpers.STORE["h"] * x)
+
+    with pytest.raises(autotrace.TransformError, match=re.escape(
+            "autotrace cannot differentiate this call of keep: it sets an item of the global "
+            f"'STORE' (STORE['h'] = ..., {helpers.__file__}, line 6) to a value that carries "
+            "gradient")):
+        autotrace.grad(f)(np.array([0.3, 0.7]))
+
+
+def test_the_state_of_an_object_of_a_user_module_named_as_the_standard_librarys_is_watched(
+        user_module_named_as_standard_library):
+    counter = user_module_named_as_standard_library.Counter()
+
+    def f(x):
+        if np.sum(x) > 0:
+            counter.up()
+        return x * counter.n
+
+    with pytest.raises(BranchStateError, match=re.escape(
+            "leave different Python numbers in counter.n (6.0 and 1.0)")):
+        autotrace.function(f)(np.array([-1.0, -2.0]))
+    assert counter.n == 1.0

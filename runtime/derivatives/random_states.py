@@ -35,10 +35,7 @@ from __future__ import annotations
 import collections
 import functools
 import numbers
-import os
 import random
-import sys
-import sysconfig
 import types
 from contextlib import contextmanager
 
@@ -46,6 +43,7 @@ import numpy as np
 
 from ..errors import TracingError
 from ..primitives.registry import is_traced
+from ..python_modules import is_standard_library
 from ..state import replays
 
 # Names that make a generator afresh: a call that makes one draws numbers no state here holds.
@@ -64,11 +62,6 @@ PLAIN_TYPES = frozenset({bool, int, float, complex, str, bytes, type(None), np.f
 DRAWING_MODULES = ["random", "numpy.random"]
 # The functions giving the sources a registered drawing module's functions draw from.
 DEFAULT_SOURCES: dict = {}
-# Where Python's standard library lies (its site-packages aside).
-STDLIB_PATHS = tuple(sorted({os.path.normcase(os.path.realpath(path)) + os.sep for path in (
-    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"],
-    sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})[
-        "stdlib"])}))
 # The instances of the standard library's classes with nothing to draw from.
 PLAIN_OBJECTS = (numbers.Number, types.SimpleNamespace, types.CodeType, types.CellType,
                  bytearray, memoryview, type(NotImplemented), types.GetSetDescriptorType,
@@ -485,19 +478,4 @@ def _known(module: str) -> bool:
     """Whether `module` draws from the global states alone or draws nothing: NumPy's and
     autotrace's, and Python's standard library (`re`, `enum`: walking them finds nothing)."""
     return any(module == known or module.startswith(known + ".") for known in KNOWN_MODULES) \
-        or _stdlib(module.split(".")[0])
-
-
-def _stdlib(name: str) -> bool:
-    """Whether the module `name` is Python's standard library's: built in, or from a file
-    where it lies (a user's file `signal.py` is not, though named as one of its modules)."""
-    if name in sys.builtin_module_names or name == "builtins":
-        return True
-    module = sys.modules.get(name)
-    if module is None:
-        return False
-    path = getattr(module, "__file__", None)
-    if path is None:
-        return name in sys.stdlib_module_names  # (frozen, or a namespace package)
-    path = os.path.normcase(os.path.realpath(path))
-    return path.startswith(STDLIB_PATHS) and "-packages" + os.sep not in path
+        or is_standard_library(module)

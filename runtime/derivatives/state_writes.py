@@ -20,7 +20,6 @@ it at the path (`state_gradient`), the slot's gradient before the write being no
 """
 from __future__ import annotations
 
-import sys
 import types
 
 import numpy as np
@@ -28,6 +27,7 @@ import numpy as np
 from ..object_slots import kept_as_graph_state
 from ..object_walk import cell_filled
 from ..primitives.index import holds_traced
+from ..python_modules import is_standard_library
 from ..python_operators import AUGMENTED_OPERATORS
 from ..state import StateCell
 from .adjoint_ops import unbroadcast
@@ -354,7 +354,7 @@ def reads_object(callee, target, depth: int = 3) -> bool:
             return False
         module = (getattr(function, "__module__", None) or "").split(".")[0]
         if function.__code__ in seen or module in _NOT_READ or \
-                module in sys.stdlib_module_names:
+                is_standard_library(function.__module__):
             return False
         seen.add(function.__code__)
         names = set()

@@ -21,12 +21,12 @@ from __future__ import annotations
 import collections
 import copy
 import inspect
-import sys
 import weakref
 
 import gast
 
 from ...runtime.derivatives.state_writes import write_state
+from ...runtime.python_modules import is_standard_library
 from .activity import DESCRIPTIVE_ATTRIBUTES
 from .aliases import Sharing
 from .liveness import live_after
@@ -131,7 +131,7 @@ def function_called(callee):
     if not inspect.isfunction(callee):
         return None, None
     package = (getattr(callee, "__module__", None) or "").split(".")[0]
-    if package in _NOT_READ or package in sys.stdlib_module_names:
+    if package in _NOT_READ or is_standard_library(callee.__module__):
         return None, None
     return callee, bound
 
