@@ -35,7 +35,8 @@ from autotrace.runtime.derivatives.snapshots import in_place_result
 from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
 from autotrace.runtime.derivatives import (complex_parts, degenerate_matrices, exponent_logs,
-                                           scans, structural_adjoints, triangles)
+                                           scans, structural_adjoints, triangles,
+                                           weighted_pads)
 from autotrace.runtime.primitives import adjugates
 from autotrace.runtime.primitives.diagonal_fill import diagonal_values
 from autotrace.runtime.primitives.out_writes import kept_where, masked_operand
@@ -737,6 +738,20 @@ TABLE += [
     E("pad/linear_ramp-end", np.pad, lambda rng: (rng.standard_normal((4,)), 3),
       dict(mode="linear_ramp"), make_kwargs=lambda rng: dict(end_values=float(
           rng.standard_normal()))),
+    *[E(f"pad/{mode}", np.pad, lambda rng: (rng.standard_normal((3, 4)), ((2, 1), (1, 3))),
+        dict(mode=mode), note="no ties: one item attains each statistic")
+      for mode in ("maximum", "minimum", "median", "mean")],
+    E("pad/minimum-stat_length", np.pad,
+      lambda rng: (rng.standard_normal((3, 4)), ((2, 1), (1, 3))),
+      dict(mode="minimum", stat_length=((1, 2), (2, 3))),
+      note="corners: the minimum along axis 1 of the minima padded along axis 0"),
+    E("pad/median-even", np.pad, lambda rng: (rng.standard_normal((5,)), (2, 1)),
+      dict(mode="median", stat_length=4), note="1/2 to each of the middle two"),
+    E("pad/mean-stat_length", np.pad, lambda rng: (rng.standard_normal((2, 5)), 2),
+      dict(mode="mean", stat_length=(1, 3))),
+    *[E(f"pad/{mode}-odd", np.pad, lambda rng: (rng.standard_normal((3, 2)), ((1, 4), (2, 1))),
+        dict(mode=mode, reflect_type="odd"), note="wider than the axis: reflected again")
+      for mode in ("reflect", "symmetric")],
     E("helper:unpad/linear_ramp", ops.unpad, lambda rng: (rng.standard_normal((5, 7)),
                                                           ((2, 1), (1, 3))),
       dict(mode="linear_ramp"), wrt=(0,)),
@@ -927,6 +942,14 @@ TABLE += [
       wrt=(_G,)),
     E("helper:unpad_values/per-axis", ops.unpad_values, _with(_n(4, 6), 1, np.ones((2, 1))),
       wrt=(_G,)),
+    E("helper:weighted_pad", weighted_pads.weighted_pad,
+      _with(_n(3, 4), _n(3, 4), ((2, 1), (1, 3)), "maximum"), wrt=(_G,)),
+    E("helper:weighted_pad/odd", weighted_pads.weighted_pad,
+      _with(_n(3, 4), _n(3, 4), 2, "reflect"), dict(reflect_type="odd"), wrt=(_G,)),
+    E("helper:weighted_unpad", weighted_pads.weighted_unpad,
+      _with(_n(6, 8), _n(3, 4), ((2, 1), (1, 3)), "median"), dict(stat_length=3), wrt=(_G,)),
+    E("helper:weighted_unpad/odd", weighted_pads.weighted_unpad,
+      _with(_n(7, 8), _n(3, 4), 2, "symmetric"), dict(reflect_type="odd"), wrt=(_G,)),
     E("helper:diagonal_adjoint", ops.diagonal_adjoint, normal((2, 2), (2, 4, 3)),
       dict(offset=1, axis1=1, axis2=2), wrt=(_G,)),
     E("helper:diagonal_adjoint/broadcast", ops.diagonal_adjoint, normal((1,), (3, 3)), wrt=(_G,)),

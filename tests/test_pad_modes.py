@@ -2,11 +2,14 @@
 refusal in both modes.
 
 The modes that copy the array's items, ramp to it or fill with constants are linear in the array
-(and the fill values): both modes have rules. 'mean' is linear too, and has a tangent. 'maximum',
-'minimum' and 'median' pad with the item a statistic picks, whose tangent is not that statistic
-of the tangent; 'empty' pads with uninitialized values and a callable mode with whatever the
-user's function writes: both modes refuse them alike.
+(and the fill values): both modes have rules. 'mean', 'maximum', 'minimum' and 'median' pad with
+weighted sums of the items at the edge (the weights of an extremum or a median constant where
+items do not tie), odd reflections with twice the edge less a mirrored item, and 'empty' with
+values that are no function of the array: all have rules. A callable mode pads with whatever
+the user's function writes: both modes refuse it alike, at the user's line.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -63,15 +66,34 @@ def pad_maximum(x):
 
 
 def pad_minimum(x):
-    return np.sum(np.pad(x, pad_width=2, mode="minimum") * WEIGHTS)
+    return np.sum(np.pad(x, pad_width=2, mode="minimum", stat_length=(2, 3)) ** 2 * WEIGHTS)
 
 
 def pad_median(x):
-    return np.sum(np.pad(x, 2, "median") * WEIGHTS)
+    return np.sum(np.pad(x, (1, 3), "median", stat_length=4) ** 2 * WEIGHTS)
+
+
+def pad_mean_of_two(x):
+    return np.sum(np.pad(x, (3, 1), "mean", stat_length=2) ** 2 * WEIGHTS)
+
+
+def pad_odd_reflection(x):
+    return np.sum(np.pad(x, (1, 3), "reflect", reflect_type="odd") ** 2 * WEIGHTS)
+
+
+def pad_odd_symmetric(x):
+    return np.sum(np.pad(x, 2, "symmetric", reflect_type="odd") ** 2 * WEIGHTS)
 
 
 def pad_empty(x):
-    return np.sum(np.pad(x, 2, mode="empty")[2:-2] * WEIGHTS[:5])
+    return np.sum(np.pad(x, 2, mode="empty")[2:-2] ** 2 * WEIGHTS[:5])
+
+
+@pytest.mark.parametrize("f", [pad_maximum, pad_minimum, pad_median, pad_mean_of_two,
+                               pad_odd_reflection, pad_odd_symmetric, pad_empty],
+                         ids=lambda f: f.__name__)
+def test_weighted_modes_in_every_mode(f):
+    check_every_mode(f, X.copy())
 
 
 def doubled_edges(vector, width, axis, kwargs):
@@ -83,23 +105,21 @@ def pad_by_function(x):
     return np.sum(np.pad(x, 2, mode=doubled_edges) * WEIGHTS)
 
 
-@pytest.mark.parametrize("f, mode", [(pad_maximum, "'maximum'"), (pad_minimum, "'minimum'"),
-                                     (pad_median, "'median'"), (pad_empty, "'empty'"),
-                                     (pad_by_function, "<function doubled_edges")],
-                         ids=lambda value: getattr(value, "__name__", None))
-def test_modes_without_rules_are_refused_alike(f, mode):
-    message = f"np.pad with mode={mode}.* has no derivative rule"
+def test_a_callable_mode_is_refused_alike_at_the_users_line():
+    line = pad_by_function.__code__.co_firstlineno + 1
+    message = (f'File "{re.escape(__file__)}", line {line}: np.pad with mode=<function '
+               f"doubled_edges.* has no derivative rule")
     direction = np.ones_like(X)
     with pytest.raises(NotImplementedError, match=message):
-        autotrace.grad(f)(X)
+        autotrace.grad(pad_by_function)(X)
     with pytest.raises(NotImplementedError, match=message):
-        autotrace.forward(f)(X, tangent=direction)
+        autotrace.forward(pad_by_function)(X, tangent=direction)
     with pytest.raises(NotImplementedError, match=message):
-        autotrace.jvp(f, (X,), (direction,))
+        autotrace.jvp(pad_by_function, (X,), (direction,))
     with pytest.raises(NotImplementedError, match=message):
-        autotrace.function(autotrace.grad(f))(X)
+        autotrace.function(autotrace.grad(pad_by_function))(X)
     with pytest.raises(NotImplementedError, match=message):
-        autotrace.function(autotrace.forward(f))(X, tangent=direction)
+        autotrace.function(autotrace.forward(pad_by_function))(X, tangent=direction)
 
 
 def concatenated_maximum(x):

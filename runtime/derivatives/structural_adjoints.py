@@ -23,6 +23,7 @@ from ..primitives.index import add_at, as_array, get_item, holds_traced, set_ite
 from ..primitives.insert import delete_sources, insert_sources  # noqa: F401 (delete_sources: for rules)
 from ..primitives.pad import pad_sides
 from ..primitives.stride_tricks import WRITEABLE_WINDOWS, window_axes
+from ..user_frames import user_code_site
 
 _FLOAT_KINDS = "fc"
 
@@ -239,18 +240,18 @@ _COPYING_PADS = ("edge", "reflect", "symmetric", "wrap")
 
 
 def _no_pad_rule(mode) -> str:
-    return (f"np.pad with mode={mode!r} has no derivative rule; mode='constant', 'linear_ramp' "
-            f"and the modes that copy the array's items ({', '.join(map(repr, _COPYING_PADS))}) "
-            f"have one (to pad with a statistic, concatenate it: np.concatenate([np.max(x) * "
-            f"np.ones(2), x]))")
+    site = user_code_site()  # (of a derivative's code: the user's line it was made from)
+    return (("" if site is None else f'File "{site[0]}", line {site[1]}: ')
+            + f"np.pad with mode={mode!r} has no derivative rule; the modes NumPy names have "
+            f"one (to pad by a function, concatenate what it writes: "
+            f"np.concatenate([2.0 * x[:1], x]))")
 
 
 def pad_tangent_mode(mode):
     """`mode`, where the tangent of np.pad(array, pad_width, mode) is np.pad of the array's
-    tangent in that mode: the modes linear in the array (the copying ones, and 'mean'). Raises
-    for those that pad with the maximum, minimum or median (the tangent at the item chosen, not
-    that statistic of the tangent), with uninitialized values ('empty') or by a function."""
-    if mode == "mean" or mode in _COPYING_PADS:
+    tangent in that mode: the modes that copy the array's items (weighted_pads.py has the
+    others NumPy names). Raises for a mode that is a function."""
+    if mode in _COPYING_PADS:
         return mode
     raise NotImplementedError(_no_pad_rule(mode))
 

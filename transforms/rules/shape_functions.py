@@ -22,6 +22,7 @@ from ...runtime.derivatives.structural_adjoints import (memory_order, meshgrid_a
                                                        meshgrid_tangent, pad_tangent_mode)
 from ...runtime.derivatives.real_only import refuse_real_part
 from ...runtime.derivatives.structure import cast_like
+from ...runtime.derivatives.weighted_pads import weighted_pad, weighted_pad_mode, weighted_unpad
 from ...runtime.primitives.diagonal_fill import diagonal_index, diagonal_order, diagonal_values
 from .core import adjoint, constant, d, tangent
 from .declarations import linear
@@ -34,6 +35,9 @@ constant(writeable_windows)
 constant(memory_order, diagonal_index, diagonal_order)
 # The modes of np.pad whose tangent is np.pad of the tangent; it refuses the others.
 constant(pad_tangent_mode)
+# The modes of np.pad whose padded items are weighted sums of the array's along an axis (a
+# statistic, an odd reflection, 'empty'): weighted_pads.py has their derivatives.
+constant(weighted_pad_mode)
 
 
 @adjoint(np.reshape)
@@ -303,10 +307,13 @@ def repeat_rule(y, a, repeats, axis=None):
     d[a] = unrepeat(d[y], a, repeats, axis)
 
 
-# Linear in the array and the fill value together.
+# Linear in the array and the fill value together, but for the modes that pad with a statistic
+# (maximum, minimum, median), whose weights change only where items tie.
 @adjoint(np.pad)
-def pad_rule(y, array, pad_width, mode="constant", constant_values=0, end_values=0):
-    d[array] = unpad(d[y], pad_width, mode)
+def pad_rule(y, array, pad_width, mode="constant", constant_values=0, end_values=0,
+             stat_length=None, reflect_type="even"):
+    d[array] = weighted_unpad(d[y], array, pad_width, mode, stat_length, reflect_type) if (
+        weighted_pad_mode(mode, reflect_type)) else unpad(d[y], pad_width, mode)
     # Each fill value (one, a (before, after) pair, or a pair per axis) gets the gradient of
     # the padded elements it fills; each end value of a linear ramp, of those its ramp leads
     # from it.
@@ -315,12 +322,28 @@ def pad_rule(y, array, pad_width, mode="constant", constant_values=0, end_values
 
 
 @tangent(np.pad)
-def pad_tangent(y, array, pad_width, mode="constant", constant_values=0, end_values=0):
-    # (constant_values is constant mode's alone, end_values linear_ramp's; the other modes
-    # are linear in the array, or refused)
+def pad_tangent(y, array, pad_width, mode="constant", constant_values=0, end_values=0,
+                stat_length=None, reflect_type="even"):
+    # (constant_values is constant mode's alone, end_values linear_ramp's; the copying modes
+    # are linear in the array; a callable mode is refused)
     d[y] = np.pad(d[array], pad_width, mode, constant_values=d[constant_values]) if (
         mode == "constant") else np.pad(d[array], pad_width, mode, end_values=d[end_values]) if (
-        mode == "linear_ramp") else np.pad(d[array], pad_width, pad_tangent_mode(mode))
+        mode == "linear_ramp") else weighted_pad(d[array], array, pad_width, mode, stat_length,
+                                                 reflect_type) if (
+        weighted_pad_mode(mode, reflect_type)) else np.pad(d[array], pad_width,
+                                                           pad_tangent_mode(mode))
+
+
+# The derivatives of the weighted modes are linear in what they carry, each the other's
+# transpose; the weights are constant where items do not tie.
+@linear(weighted_pad)
+def weighted_pad_rule(z, t, array, pad_width, mode, stat_length=None, reflect_type="even"):
+    d[t] = weighted_unpad(d[z], array, pad_width, mode, stat_length, reflect_type)
+
+
+@linear(weighted_unpad)
+def weighted_unpad_rule(z, g, array, pad_width, mode, stat_length=None, reflect_type="even"):
+    d[g] = weighted_pad(d[z], array, pad_width, mode, stat_length, reflect_type)
 
 
 @linear(np.diag)
