@@ -18,10 +18,9 @@ import gast
 import numpy as np
 
 from ..codegen import cleanup
-from ..analysis.activity import DESCRIPTIVE_ATTRIBUTES
+from ..analysis.activity import DESCRIPTIVE_ATTRIBUTES, popped_stack
 from ..analysis.calls import (UNARY_OPERATORS, binary_operator, classify, describe,
                                         has_tangent_rule)
-from ..codegen.codegen import to_source
 from ..codegen.nodes import copy_tree
 from ..front.custom_gradients import check_call, custom_functions, kind_of
 from ..errors import TransformError
@@ -35,6 +34,7 @@ from ..rules.core import (RuleError, instantiate_tangent, reads_list_as_array,
 from ..codegen.templates import keywords_dict, name, replace, replace_expression
 from ..modes import DerivativeMode
 from ..reverse.name_scopes import recomputes, scope_call, with_block
+from .zero_terms import ZeroTerms, holds_folded_zero, is_zero
 
 
 class ForwardMode(DerivativeMode):
@@ -100,7 +100,7 @@ class ForwardMode(DerivativeMode):
     def visit_Return(self, node):
         value = node.value
         tangent = self.tangent_of(value)
-        if self.fresh_tangent is not None and not _is_zero(tangent):
+        if self.fresh_tangent is not None and not is_zero(tangent):
             tangent = gast.Call(func=name(self.fresh_tangent), args=[tangent], keywords=[])
         return [gast.Return(value=gast.Tuple(elts=[value, tangent], ctx=gast.Load()))]
 
@@ -180,6 +180,8 @@ class ForwardMode(DerivativeMode):
                 "kept_by_write"), tangent=self.tangent_of(node.value), target=container)
             return [gast.Assign(targets=[tangent_target], value=kept, type_comment=None), node]
         primal, value = target.id, node.value
+        if primal not in self.active and popped_stack(value) in self.active:  # a value saved
+            return self.visit_Expr(node)  # without a tangent (a loop index): take its zero off
         if primal not in self.active and not (  # (a call for its effect on its object)
                 isinstance(value, gast.Call) and self.active_callee(value) is not None
                 and may_change_its_object(value, self.context.namespace)):
@@ -330,15 +332,15 @@ class ForwardMode(DerivativeMode):
             raise self.location.error(node, f"{describe(function)}: {error}",
                                       describe(function)) from None
         written = [copy_tree(s) for s in statements]  # each zero tangent computed, as zeros
-        zero_terms = _ZeroTerms(self.linear_functions())
+        zero_terms = ZeroTerms(self.linear_functions())
         statements = [zero_terms.visit(s) for s in statements]
         container = getattr(function, "__name__", "") in CONTAINER_RESULTS
         for index, statement in enumerate(statements):
             if not isinstance(statement, gast.Assign):
                 continue
-            whole_zero = _is_zero(statement.value)
+            whole_zero = is_zero(statement.value)
             if whole_zero and statement.targets[0].id != self.tangent(primal) or \
-                    not whole_zero and _holds_folded_zero(statement.value):
+                    not whole_zero and holds_folded_zero(statement.value):
                 # A zero standing for a term of another shape (`np.sum(dx)` of a zero dx, the
                 # product of a zero and a wider array), in a temporary or an item of the result:
                 # that statement is computed as the rule writes it, on zeros.
@@ -533,68 +535,6 @@ _NEW_ARRAYS = {np.dot, np.inner, np.outer, np.tensordot, np.einsum, np.kron, np.
                np.where, np.clip}
 
 
-def _is_zero(node) -> bool:
-    return getattr(node, "symbolic_zero", False)
-
-
-def _folded(zero):
-    """The zero `zero` standing for a whole term, whose shape may be another than its own."""
-    folded = copy.copy(zero)
-    folded.folded_zero = True
-    return folded
-
-
-def _holds_folded_zero(node) -> bool:
-    return any(getattr(part, "folded_zero", False) for part in gast.walk(node))
-
-
 def _spellings(function, context) -> list:
     """How generated code may name `function`: `np.sum` (numpy as bound there)."""
     return [f"{context.numpy_name}.{function.__name__}", f"np.{function.__name__}"]
-
-
-class _ZeroTerms(gast.NodeTransformer):
-    """Drop the terms a zero tangent makes vanish: `0 * x + c * dx` is `c * dx`.
-
-    A zero from a number has no shape to lose. One from an array may broadcast the sum it is
-    dropped from; `dropped_array_zero` then tells the caller to restore the result's shape.
-    """
-
-    def __init__(self, linear: dict):
-        self.linear = linear
-        self.dropped_array_zero = False
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        spelling = to_source(node.func).strip()
-        positions = self.linear.get(spelling)
-        if positions and any(p < len(node.args) and _is_zero(node.args[p]) for p in positions):
-            zero = next(node.args[p] for p in positions
-                        if p < len(node.args) and _is_zero(node.args[p]))
-            return _folded(zero)
-        return node
-
-    def drop(self, zero, kept):
-        if getattr(zero, "symbolic_zero", None) == "array":
-            self.dropped_array_zero = True
-        return kept
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        left, right = _is_zero(node.left), _is_zero(node.right)
-        if isinstance(node.op, (gast.Mult, gast.MatMult)) and (left or right):
-            return _folded(node.left if left else node.right)
-        if isinstance(node.op, (gast.Div, gast.FloorDiv, gast.Mod)) and left:
-            return _folded(node.left)
-        if isinstance(node.op, gast.Add) and (left or right):
-            return self.drop(node.left, node.right) if left else self.drop(node.right,
-                                                                           node.left)
-        if isinstance(node.op, gast.Sub) and right:
-            return self.drop(node.right, node.left)
-        if isinstance(node.op, gast.Sub) and left:
-            return self.drop(node.left, gast.UnaryOp(op=gast.USub(), operand=node.right))
-        return node
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        return node.operand if _is_zero(node.operand) else node
