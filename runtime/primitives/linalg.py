@@ -411,13 +411,30 @@ def _einsum_view(view, subscripts, *operands, **options):
     return write, True, f"np.einsum({subscripts!r})"
 
 
+def check_operand_casting(arrays, casting: str) -> None:
+    """NumPy's error where an operand of np.einsum does not cast to the operands' common dtype
+    by `casting` (einsum computes in that dtype: a float32 operand beside a float64 one fails
+    casting='no' and 'equiv')."""
+    if casting == "unsafe" or not arrays:
+        return
+    # (a Python number as it is: weak, as NumPy takes it)
+    kinds = [np.dtype(array.dtype) if hasattr(array, "dtype") else array for array in arrays]
+    common = np.result_type(*kinds)
+    for position, kind in enumerate(kinds):
+        dtype = np.result_type(kind)
+        if not np.can_cast(dtype, common, casting=casting):
+            raise TypeError(f"Iterator operand {position} dtype could not be cast from "
+                            f"{dtype!r} to {common!r} according to the rule {casting!r}")
+
+
 @traces(np.einsum, view=_einsum_view, source_view=_einsum_source_view)
-def bind_einsum(*operands, out=None, optimize=False, **kwargs):
+def bind_einsum(*operands, out=None, optimize=False, casting="safe", **kwargs):
     reject_arguments("numpy.einsum", out=out, **kwargs)
     subscripts, arrays = einsum_operands(operands[0], [
         static(operand, "a sublist of numpy.einsum") if position % 2 == 0 else operand
         for position, operand in enumerate(operands[1:])] if not isinstance(
             operands[0], str) else operands[1:])
+    check_operand_casting(arrays, static(casting, "einsum's casting"))
     options = {"optimize": static(optimize, "einsum's optimize")} if optimize else {}
     return bind("einsum", *arrays, subscripts=subscripts.replace(" ", ""), **options)
 

@@ -184,9 +184,11 @@ def _rewrite(statement, namespace, helper, place, containers: set, temporary) ->
     function = resolve(call.func, namespace)
     function_name = getattr(function, "__name__", None) or getattr(call.func, "attr", "?")
     # `casting` says how the result may cast into out: the check takes it (the call without
-    # out has no result to cast, and the derivative rules take no such keyword)
+    # out has no result to cast, and the derivative rules take no such keyword; np.einsum's
+    # keeps it, by which its operands cast to their common dtype)
     casting = [k for k in without_out.keywords if k.arg == "casting"]
-    without_out.keywords = [k for k in without_out.keywords if k.arg != "casting"]
+    if function is not np.einsum:
+        without_out.keywords = [k for k in without_out.keywords if k.arg != "casting"]
     if mask is not None:  # where=m: each operand x as masked_operand(x, m, safe)
         safe = gast.Constant(value=safe_operand(function), kind=None)
         without_out.args = [gast.Call(func=_load(helper("masked_operand")), args=[

@@ -108,13 +108,13 @@ constant(einsum_sublists_refused)
 
 
 @adjoint(np.einsum)
-def einsum_rule(y, subscripts, *operands, optimize=False):
+def einsum_rule(y, subscripts, *operands, optimize=False, casting="safe"):
     d[operands] = einsum_adjoint(d[y], subscripts, operands)
     d[subscripts] = einsum_sublists_refused(subscripts)  # (an operand, in the sublist form)
 
 
 @tangent(np.einsum)
-def einsum_tangent(y, subscripts, *operands, optimize=False):
+def einsum_tangent(y, subscripts, *operands, optimize=False, casting="safe"):
     d[y] = einsum_jvp(subscripts, d[operands], operands)
 
 
