@@ -142,6 +142,24 @@ def align_eigenvectors(y, reference):
     return (w, v * signs)
 
 
+def align_general_eigenvectors(y, reference):
+    """np.linalg.eig's eigenvectors, each turned to the sign of the reference's (a real one's
+    sign is arbitrary; a complex one's largest component is real, of either sign)."""
+    w, v = y
+    signs = np.sign(np.real(np.sum(v * np.conj(reference[1]), axis=-2, keepdims=True)))
+    return (w, v * signs)
+
+
+def general_matrix(rng, shape):
+    """A general real matrix (a stack of them) with a complex pair of eigenvalues and real
+    ones, all at least 0.5 apart."""
+    n = shape[-1]
+    values = np.diag(1.0 + 0.75 * np.arange(n) + rng.uniform(0, 0.25, n))
+    values[:2, :2] = [[0.5, -1.5], [1.5, 0.5]]  # eigenvalues 0.5 +- 1.5i
+    basis = rng.standard_normal(shape) + 2.0 * np.eye(n)
+    return basis @ values @ np.linalg.inv(basis)
+
+
 def spread_singular_values(rng, shape):
     """A matrix (a stack of them) whose singular values are at least 0.5 apart and 1 from 0."""
     m, n = shape[-2:]
@@ -585,6 +603,17 @@ TABLE += [
       wrt=(0,)),
     E("linalg.vector_norm/0", np.linalg.vector_norm, normal((2, 3)), dict(ord=0)),
     E("linalg.eigvalsh", np.linalg.eigvalsh, lambda rng: (symmetric_spread(rng, 3),)),
+    E("linalg.eigvals", np.linalg.eigvals, lambda rng: (general_matrix(rng, (4, 4)),),
+      note="complex: a pair, and real eigenvalues"),
+    E("linalg.eigvals/real-spectrum", np.linalg.eigvals, lambda rng: (
+        symmetric_spread(rng, 3) + np.triu(rng.uniform(0, 0.1, (3, 3)), 1),)),
+    E("linalg.eigvals/batched", np.linalg.eigvals, lambda rng: (general_matrix(rng, (2, 3, 3)),)),
+    E("linalg.eig", np.linalg.eig, lambda rng: (general_matrix(rng, (4, 4)),),
+      align=align_general_eigenvectors, order=1,
+      note="eigenvectors of unit norm, the largest component real; signs aligned"),
+    E("linalg.eig/real-spectrum", np.linalg.eig, lambda rng: (
+        symmetric_spread(rng, 3) + np.triu(rng.uniform(0, 0.1, (3, 3)), 1),),
+      align=align_general_eigenvectors, order=1),
     E("linalg.matmul", np.linalg.matmul, normal((2, 3, 4), (4, 2))),
     E("linalg.outer", np.linalg.outer, normal((3,), (2,))),
     E("linalg.tensordot", np.linalg.tensordot, normal((3, 2, 4), (2, 4, 5)), dict(axes=2)),

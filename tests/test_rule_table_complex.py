@@ -36,6 +36,14 @@ REAL_PART = {
 }
 
 
+# np.linalg.eig of a complex matrix lists its eigenvalues in the order LAPACK's zgeev finds them,
+# which a step across the complex plane may change: a difference there compares two eigenvalues.
+# Their rules are checked on real matrices (tests/test_rules.py) and through a + 0j
+# (tests/test_fix_small9.py).
+UNORDERED = {entry.name for entry in TABLE if entry.name.split("/")[0] in ("linalg.eig",
+                                                                          "linalg.eigvals")}
+
+
 # Entries not holomorphic in complex values, differentiated as JAX does: the identity holds for
 # the real part, Re(sum(u * tangent(t))) = Re(sum(gradient(u) * t)), u of the result's dtype.
 NOT_HOLOMORPHIC = {"real", "imag", "conjugate", "absolute", "helper:abs_slope",
@@ -115,6 +123,8 @@ def refused(error: Exception) -> bool:
 def test_complex_derivative_is_right_or_refused(entry, wrappers):
     if entry.name in REAL_PART:
         pytest.skip(REAL_PART[entry.name])
+    if entry.name in UNORDERED:
+        pytest.skip("eigenvalues in the order LAPACK finds them: no difference across them")
     wrapper, function = wrappers[entry.name]
     args = [complex_version(a) if i in wrapper.wrt else a for i, a in enumerate(wrapper.args)]
     if not any(np.iscomplexobj(leaf) for i in wrapper.wrt for leaf in leaves(args[i])):

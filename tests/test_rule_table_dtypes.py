@@ -86,6 +86,8 @@ UNTRACED = {
     "helper:untake_along": "untake_along reads the indices as a NumPy array",
     "helper:untake_along/broadcast": "untake_along reads the indices as a NumPy array",
     "bincount": "np.bincount of a traced x without minlength: its length is max(x) + 1",
+    **{entry.name: "np.linalg.eig of a real matrix: real or complex eigenvalues by their values"
+       for entry in TABLE if entry.name.split("/")[0] in ("linalg.eig", "linalg.eigvals")},
 }
 
 # Entries whose function NumPy defines for complex numbers but whose rules autotrace states

@@ -30,7 +30,8 @@ import pytest
 
 from autotrace.testing import check_grads
 from autotrace.runtime.derivatives import adjoint_ops as ops
-from tests.rule_table import TABLE, align_eigenvectors, align_singular_vectors
+from tests.rule_table import (TABLE, align_eigenvectors, align_general_eigenvectors,
+                              align_singular_vectors)
 
 # Where a callee can be named in the wrapper's source, by the module that holds it.
 NAMESPACES = [("np", np), ("np.linalg", np.linalg), ("ops", ops)]
@@ -103,7 +104,8 @@ class Wrapper:
             body += [f"u, s, vh = {call}",
                      "return s, u[..., :, None, :] * np.swapaxes(vh, -1, -2)[..., None, :, :]"]
         elif entry.align is not None:
-            assert entry.align is align_eigenvectors, f"{entry.name}: unknown align"
+            assert entry.align in (align_eigenvectors, align_general_eigenvectors), \
+                f"{entry.name}: unknown align"
             body += [f"w, v = {call}", "return w, v * v"]
         else:
             body.append(f"return {call}")

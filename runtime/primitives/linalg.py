@@ -501,6 +501,27 @@ def _rank_batching(call):
 
 define_traced_function(np.linalg.matrix_rank, fresh=True, batching=_rank_batching)
 
+def _eigen_rule(a, name: str):
+    """The eigenvalues' and eigenvectors' avals of np.linalg.eig of a complex `a`. A real `a`
+    is refused: NumPy returns its eigenvalues real where all are real and complex otherwise."""
+    if len(a.shape) < 2 or a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    if a.dtype.kind != "c":
+        raise UntraceableError(
+            f"autotrace cannot trace numpy.linalg.{name} of a real matrix: NumPy returns its "
+            f"eigenvalues real where all are real and complex where one is not, which a traced "
+            f"graph cannot know before it runs; write np.linalg.{name}(a + 0j), complex always, "
+            f"or call it outside the traced function")
+    return (AbstractArray(a.shape[:-1], a.dtype, a.device),
+            AbstractArray(a.shape, a.dtype, a.device))
+
+
+define_traced_function(np.linalg.eigvals, abstract_eval=lambda a: _eigen_rule(a, "eigvals")[0],
+                       fresh=True, batching=_stacks_batching)
+define_traced_function(np.linalg.eig, abstract_eval=lambda a: _eigen_rule(a, "eig"),
+                       result_type=type(np.linalg.eig(np.eye(1))), fresh=True, container=True,
+                       batching=_stacks_batching)
+
 _one = np.eye(1)
 for _function in (np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr):
     define_traced_function(_function, result_type=type(_function(_one)), fresh=True,

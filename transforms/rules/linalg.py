@@ -37,7 +37,9 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_b, matmul_adjoint_a,
                                                      matmul_adjoint_b, tensordot_adjoint_a,
                                                      tensordot_adjoint_b)
+from ...runtime.derivatives.complex_parts import real_if_real
 from ...runtime.derivatives.decompositions import qr_checked, tensor_rows, tensorsolve_order
+from ...runtime.derivatives.general_eigen import eig_adjoint, eig_vectors_tangent
 from ...runtime.derivatives.degenerate_matrices import gap_weighted
 from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint, matrix_power_jvp,
                                                    multi_dot_adjoint, multi_dot_jvp)
@@ -340,6 +342,32 @@ def eigvalsh_tangent(y, a, UPLO="L"):
     vectors = np.linalg.eigh(a, UPLO)[1]
     read = symmetric_read(d[a], UPLO)
     d[y] = np.sum(vectors * np.matmul(read, vectors), axis=-2)
+
+
+# A general matrix: a = V diag(w) V^-1, dw = diag(V^-1 dA V) (general_eigen.py has the
+# eigenvectors'). Complex where NumPy's eigenvalues are; a real matrix's gradient is the real part.
+@adjoint(np.linalg.eigvals)
+def eigvals_rule(y, a):
+    # the transpose of dA -> diag(V^-1 dA V): gA = V^-T diag(gw) V^T
+    vectors_t = np.swapaxes(np.linalg.eig(a)[1], -1, -2)
+    d[a] = real_if_real(np.linalg.solve(vectors_t, np.expand_dims(d[y], -1) * vectors_t), a)
+
+
+@tangent(np.linalg.eigvals)
+def eigvals_tangent(y, a):
+    vectors = np.linalg.eig(a)[1]
+    d[y] = np.diagonal(np.linalg.solve(vectors, np.matmul(d[a], vectors)), 0, -2, -1)
+
+
+@adjoint(np.linalg.eig)
+def eig_rule(y, a):
+    d[a] = real_if_real(eig_adjoint(d[y][0], d[y][1], y[0], y[1]), a)
+
+
+@tangent(np.linalg.eig)
+def eig_tangent(y, a):
+    d[y] = (np.diagonal(np.linalg.solve(y[1], np.matmul(d[a], y[1])), 0, -2, -1),
+            eig_vectors_tangent(d[a], y[0], y[1]))
 
 
 @adjoint(np.linalg.svd)

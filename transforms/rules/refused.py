@@ -82,8 +82,7 @@ _POLYNOMIAL = ("a function of the legacy polynomial API: write the arithmetic on
 _MATRIX = "np.matrix is not supported: use 2-d arrays and @"
 
 REFUSED = {
-    **dict.fromkeys(["real_if_close", "sort_complex", "roots", "linalg.eig",
-                     "linalg.eigvals"], _COMPLEX),
+    **dict.fromkeys(["real_if_close", "sort_complex", "roots"], _COMPLEX),
     "fft.hfft": ("a transform of a Hermitian-symmetric spectrum, which has no rule: write "
                  "np.fft.hfft(a, n) as np.fft.irfft(np.conj(a), n) * n, which is differentiated"),
     "fft.ihfft": ("a transform to a Hermitian-symmetric spectrum, which has no rule: write "
