@@ -24,6 +24,7 @@ from autotrace.runtime.derivatives import (built_objects, items, objects, sequen
                                            snapshots, state_log, state_writes, structure, sweeps)
 from autotrace.runtime.derivatives import (called_objects, matrix_chains, tangent_ops,
                                            tree_gradients)
+from autotrace.runtime.derivatives import general_eigen
 from autotrace.runtime.primitives import adjugates
 from autotrace.runtime.derivatives.adjoint_products import einsum_adjoint_cross
 from autotrace.runtime.derivatives.structure import zeros_like
@@ -53,11 +54,13 @@ NO_TANGENT_RULE: dict = {
     sequences.multiply_or_repeat: _KEYS_A_BINARY_OPERATOR,
 }
 # Functions tangent or adjoint bodies call that have no rules: only third derivatives of einsum
-# and of matrix chains, and fourth derivatives of det, reach them.
+# and of matrix chains, fourth derivatives of det, and second derivatives through
+# np.linalg.eig (refused, naming eigvals) reach them.
 NOT_CLOSED = {einsum_adjoint_cross, tangent_ops.einsum_jvp_cross,
               matrix_chains.multi_dot_adjoint_cross, matrix_chains.multi_dot_jvp_cross,
               matrix_chains.matrix_power_adjoint_cross, matrix_chains.matrix_power_jvp_cross,
-              adjugates.cofactors_jvp_cross}
+              adjugates.cofactors_jvp_cross, general_eigen.eig_adjoint,
+              general_eigen.eig_vectors_tangent}
 
 # --- Structure helpers and builtins (the rule table holds the NumPy functions) -----------------
 
