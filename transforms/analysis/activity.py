@@ -165,14 +165,24 @@ def restoring_stacks(body) -> frozenset:
 
 
 def _unrestored(edges: dict, body, restoring: frozenset) -> dict:
-    """`edges` without those from a restoring stack into the names its pops restore."""
+    """`edges` without those from a restoring stack into the names its pops restore, where the
+    name is bound otherwise too (assigned, or a loop's variable): a pop gives it back a value
+    one of those gave it. A name only a pop binds (a value saved apart) keeps the stack's."""
     if not restoring:
         return edges
-    edges = {target: set(sources) for target, sources in edges.items()}
+    popped, bound = [], set()
     for node in (node for statement in body for node in nodes_of(statement)):
-        if (isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name)
-                and popped_stack(node.value) in restoring):
-            edges[node.targets[0].id].discard(popped_stack(node.value))
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
+            if popped_stack(node.value) in restoring:
+                popped.append((node.targets[0].id, popped_stack(node.value)))
+            else:
+                bound.add(node.targets[0].id)
+        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            bound.add(node.target.id)
+    edges = {target: set(sources) for target, sources in edges.items()}
+    for target, stack in popped:
+        if target in bound:
+            edges[target].discard(stack)
     return edges
 
 
