@@ -256,3 +256,21 @@ def test_int_statistics_into_outs_numpy_takes():
     np.testing.assert_allclose(autotrace.grad(int_statistics_into_outs)(x), 2.0 * x + counts)
     np.testing.assert_allclose(autotrace.function(autotrace.grad(int_statistics_into_outs))(x),
                                2.0 * x + counts)
+
+
+PAD_OPTIONS = dict(mode="edge")
+
+
+def pad_by_unpacked_options(x):
+    return np.sum(np.tanh(np.pad(x, ((2, 1), (1, 3)), **PAD_OPTIONS)) * WEIGHTS)
+
+
+def test_a_second_derivative_of_a_call_with_unpacked_keywords():
+    """The gradient of the call's arguments tuple has no gradient (None) for pad_width: the
+    second derivative adds nothing there."""
+    direction = RNG.standard_normal(MATRIX.shape)
+
+    def directional(x):
+        return np.sum(autotrace.grad(pad_by_unpacked_options)(x) * direction)
+    np.testing.assert_allclose(autotrace.grad(directional)(MATRIX),
+                               central_difference(directional, MATRIX), rtol=1e-5, atol=1e-6)

@@ -87,7 +87,12 @@ _ONLY_THE_CALLERS = _only_the_callers()
 
 
 def add(a, b):
-    """The sum of two gradients of the same value (containers are summed element by element)."""
+    """The sum of two gradients of the same value (containers are summed element by element;
+    None, no gradient, adds nothing to a container's either)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
     if isinstance(a, (tuple, list)):
         if isinstance(b, (tuple, list)) and len(a) != len(b):
             return _add_lengths(a, b)
@@ -101,10 +106,6 @@ def add(a, b):
         total = rebuild(a, ((k, add(v, b[k]) if k in b else v) for k, v in a.items()))
         total.update((k, v) for k, v in b.items() if k not in a)
         return total
-    if a is None:
-        return b
-    if b is None:
-        return a
     return a + b
 
 
