@@ -67,3 +67,44 @@ def test_an_array_of_objects_holds_what_is_written_into_it():
     with pytest.raises(TransformError, match="'box' shares its memory"):
         autotrace.grad(kept_in_an_object_array)(np.array([0.3, -0.5, 0.7]))
 
+
+def real_part_assigned(x):
+    z = x[:3] + 1j * x[3:]
+    z.real = z.real * 2.0
+    return np.abs(z) ** 2
+
+
+def imaginary_part_assigned(x):
+    z = x[:3] + 1j * x[3:]
+    z.imag = x[:3] ** 2
+    return z
+
+
+def real_part_of_a_real_array_assigned(x):
+    y = x * 1.0
+    y.real = x[::-1]
+    return y
+
+
+@pytest.mark.parametrize("function", [real_part_assigned, imaginary_part_assigned,
+                                      real_part_of_a_real_array_assigned],
+                         ids=lambda f: f.__name__)
+def test_a_traced_real_or_imaginary_part_assigned_writes_into_the_array(function):
+    x = np.array([0.33, -0.57, 0.71, 1.13, -0.24, 0.46])
+    expected = function(x)
+    traced = autotrace.function(function)(x)
+    assert traced.dtype == expected.dtype
+    np.testing.assert_array_equal(traced, expected)
+
+
+def imaginary_part_of_a_real_array_assigned(x):
+    y = x * 1.0
+    y.imag = x
+    return y
+
+
+def test_a_traced_real_array_has_no_imaginary_part_to_assign():
+    with pytest.raises(TypeError, match="^array does not have imaginary part to set$"):
+        imaginary_part_of_a_real_array_assigned(np.ones(2))
+    with pytest.raises(TypeError, match="array does not have imaginary part to set"):
+        autotrace.function(imaginary_part_of_a_real_array_assigned)(np.ones(2))

@@ -76,7 +76,7 @@ from .type_checks import (ARRAY, SCALAR, is_zero_d_array, missing_attribute,
 from .weak_scalars import holds_either, operator_method, weak_power, weak_ufunc
 from .tracer_eithers import EitherOutputs, assigned, on_each_path_call, refuse_written_either
 from .views import (FlatItems, astype_in_order, check_output, current_var, function_view,
-                                     index_view, snapshot_copy, write_into)
+                    imag_assigned, index_view, real_assigned, snapshot_copy, write_into)
 from ..errors import TracerConversionError
 from .tracer_messages import (BOOL_MESSAGE, ITEM_MESSAGE, VALUE_MESSAGE,
                               no_python_value)
@@ -260,8 +260,8 @@ class Tracer:
     nbytes = property(lambda self: self.aval.dtype.itemsize * self.aval.size)
     T = property(lambda self: np.transpose(self))
     mT = property(lambda self: np.matrix_transpose(self))
-    real = property(lambda self: np.real(self))
-    imag = property(lambda self: np.imag(self))
+    real = property(lambda self: np.real(self), real_assigned)  # (writes: views.py)
+    imag = property(lambda self: np.imag(self), imag_assigned)
     flat = property(FlatItems, FlatItems.assigned)  # reads t.flat[i]; writes are refused
 
     def __len__(self) -> int:

@@ -390,6 +390,20 @@ class FlatItems:
             "array itself instead: a[...] = v")
 
 
+def real_assigned(array, value) -> None:
+    """`t.real = v`: NumPy writes v into t's real part, a view of t (all of t, where t is
+    real)."""
+    np.real(array)[...] = value
+
+
+def imag_assigned(array, value) -> None:
+    """`t.imag = v`: NumPy writes v into t's imaginary part, a view of t; a real array has
+    none to write into (NumPy's TypeError)."""
+    if not np.issubdtype(array.dtype, np.complexfloating):
+        raise TypeError("array does not have imaginary part to set")
+    np.imag(array)[...] = value
+
+
 # --- in-place operators -------------------------------------------------------------------------
 
 def _dummy(value):
