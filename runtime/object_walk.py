@@ -4,7 +4,8 @@
     slots[0].label, slots[0].value     # "layer.parameters['running_mean']", array([...])
 
 A slot is one place a value is kept: an attribute of an object of the user's classes, an item
-of a dict or list, a global a function names, a variable a closure reads. The walk starts at
+of a dict or list, a global a function names, a variable a closure reads, a parameter's
+default value (`def f(x, seen=[])`, one list on every call). The walk starts at
 roots (the traced function, the objects among its arguments) and follows, breadth first, the
 globals and closure variables of user functions (also through a method's `__self__`, the
 function a derivative derives and a traced function's Python function), the attributes
@@ -64,7 +65,7 @@ class Slot:
     Attributes:
         container: the object, dict, list, globals dict or closure cell holding the value.
         step: how the container holds it: ("attr", name), ("item", key), ("global", name),
-            ("cell", name).
+            ("cell", name), ("default", a parameter's name: the function holds its default).
         value: what it held when walked.
         path: (root key, steps...): the same place on a later walk or call.
         root: the Root it was reached from.
@@ -99,7 +100,7 @@ class Slot:
             delattr(self.container, key)
         elif kind == "cell":
             del self.container.cell_contents
-        else:
+        elif kind != "default":  # (a parameter keeps its default)
             del self.container[key]
 
 
@@ -148,6 +149,8 @@ def follow(value, steps):
             value = value[key]
         elif kind == "global":
             value = value.__globals__[key]
+        elif kind == "default":
+            value = load(value, (kind, key))
         else:  # "cell"
             value = value.__closure__[value.__code__.co_freevars.index(key)].cell_contents
     return value
@@ -169,6 +172,9 @@ def load(container, step):
         return getattr(container, key)
     if kind == "cell":
         return container.cell_contents
+    if kind == "default":
+        index, keywords = _default_index(container, key)
+        return container.__defaults__[index] if keywords is None else keywords[key]
     return container[key]
 
 
@@ -178,6 +184,14 @@ def store(container, step, value) -> None:
         setattr(container, key, value)
     elif kind == "cell":
         container.cell_contents = value
+    elif kind == "default":
+        index, keywords = _default_index(container, key)
+        if keywords is None:
+            defaults = list(container.__defaults__)
+            defaults[index] = value
+            container.__defaults__ = tuple(defaults)
+        else:
+            keywords[key] = value
     else:
         container[key] = value
 
@@ -194,6 +208,8 @@ def _children(value, root):
             for name, cell in zip(value.__code__.co_freevars, value.__closure__ or ()):
                 if cell_filled(cell):
                     yield ("cell", name), cell.cell_contents, cell
+            for name, default in _defaults(value):  # `def f(x, seen=[])`: kept across calls
+                yield ("default", name), default, value
             yield from _links(value)
     elif isinstance(value, types.MethodType):
         yield ("via", "__self__"), value.__self__, None
@@ -212,6 +228,25 @@ def _children(value, root):
             yield ("attr", name), item, value
     else:
         yield from _links(value)  # an autotrace.function: its Python function
+
+
+def _defaults(function) -> list:
+    """(parameter name, default value) for each parameter of `function` that has one."""
+    code = function.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    values = function.__defaults__ or ()
+    return list(zip(positional[len(positional) - len(values):], values)) + list(
+        (function.__kwdefaults__ or {}).items())
+
+
+def _default_index(function, name: str):
+    """Where the default of parameter `name` of `function` is kept: (its __defaults__ index,
+    None), or (None, the __kwdefaults__ dict)."""
+    code = function.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    if name in positional:
+        return len(function.__defaults__) - (len(positional) - positional.index(name)), None
+    return None, function.__kwdefaults__
 
 
 def cell_filled(cell) -> bool:
@@ -290,6 +325,8 @@ def _label(label: str, step) -> str:
         return key
     if kind == "attr":
         return f"{label}.{key}"
+    if kind == "default":
+        return f"{label}'s default {key}"
     if kind == "via":
         return "self" if key == "__self__" else label
     return f"{label}[{key!r}]"

@@ -9,6 +9,7 @@ import pytest
 
 import autotrace
 from autotrace import TransformError
+from autotrace.runtime.object_slots import ObjectStateError
 
 from .numeric import central_difference, check_every_mode
 
@@ -108,3 +109,22 @@ def test_a_traced_real_array_has_no_imaginary_part_to_assign():
         imaginary_part_of_a_real_array_assigned(np.ones(2))
     with pytest.raises(TypeError, match="array does not have imaginary part to set"):
         autotrace.function(imaginary_part_of_a_real_array_assigned)(np.ones(2))
+
+
+def running_total(x, totals=[]):
+    totals.append(np.sum(x))
+    return totals[-1]
+
+
+def doubled_total(x):
+    return running_total(x ** 2) * 2.0
+
+
+def test_a_traced_value_appended_to_a_default_list_is_refused():
+    # The list is one on every call, as a global's is: a traced value kept in it would
+    # outlive the trace
+    with pytest.raises(ObjectStateError, match=(
+            r"test_hunt_alias.py:\d+: a traced value is appended to running_total's default "
+            r"totals, a list that outlives the call")):
+        autotrace.function(doubled_total)(np.array([0.3, -0.5]))
+    assert running_total.__defaults__ == ([],)
