@@ -21,7 +21,9 @@ from ..runtime.derivatives.objects import (gradient_beside_state, is_dataclass_i
                                            is_plain_object)
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
+from ..runtime.primitives.registry import is_traced
 from ..runtime.state import StateCell, holds_state
+from .analysis.argument_writes import IN_PLACE_METHODS, SPECIAL_WRITES
 from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
                              own_call_function, runs_own_call)
 from .analysis.live_names import is_current, transform_lock
@@ -149,6 +151,11 @@ def asks_for_self(func, wrt) -> tuple:
         return False, False, wrt
     wrt = wrt.without_first()
     bound_self = bound_object(func)
+    if is_traced(bound_self) and getattr(func, "__name__", None) in _ARRAY_WRITES:
+        # a traced array's method that changes it (`a.__setitem__` handed to map) stands for
+        # NumPy's, which has no rule (below): the traced value's own Python code writes
+        # through views that a derivative of its source would not follow
+        bound_self = None
     if bound_self is not None and inspect.ismethod(func) and (func.__module__ or "").startswith(
             "autotrace.") and classify_value_safely(func.__func__) == "rule":
         # a method of autotrace's own with rules (a PyTreeDef's unflatten): its object carries
@@ -166,7 +173,8 @@ def asks_for_self(func, wrt) -> tuple:
                 f"holds (with its gradient where it is trainable)" + _calling_line())
         if structure.carries_gradient(owner) and classify_value_safely(func) != "constant":
             raise TransformError(
-                f"no derivative rule for the method {type(owner).__name__}."
+                f"no derivative rule for the method "
+                f"{'ndarray' if is_traced(owner) else type(owner).__name__}."
                 f"{getattr(func, '__name__', '?')} of a value that carries gradient; write it "
                 "without the method (an operator or subscript for a container's, a NumPy "
                 "function for an array's), or register a rule with @autotrace.register_adjoint")
@@ -174,8 +182,8 @@ def asks_for_self(func, wrt) -> tuple:
     return True, True, wrt
 
 
-# The methods of a Variable that read its value: a differentiated function reads the Variable
-# itself instead.
+# The methods of an array that change it in place (`__setitem__`, `__iadd__`, `fill`).
+_ARRAY_WRITES = SPECIAL_WRITES | IN_PLACE_METHODS
 
 
 # The methods of a Variable that read its value: a differentiated function reads the Variable
