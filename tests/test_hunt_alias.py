@@ -159,3 +159,25 @@ def test_an_arrays_writing_method_called_as_a_value_is_refused_traced_too(functi
                   "traced forward": autotrace.function(autotrace.hessian(function))}[mode]
     with pytest.raises(TransformError, match=NO_SETITEM_RULE.replace(".", r"\.")):
         derivative(x)
+
+
+NO_ARGUMENTS = ()
+
+
+def summed_by_a_method_taken_as_a_value(x):
+    a = np.sin(x)
+    total = a.sum
+    return total(*NO_ARGUMENTS) * 2.0
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_an_arrays_method_called_with_unpacked_arguments_is_refused(mode):
+    # The object of NumPy's method (a builtin) was no object with gradient: zero gradients
+    x = np.array([0.3, -0.5, 0.7])
+    with pytest.raises(TransformError, match=(
+            r"no derivative rule for the method ndarray\.sum of a value that carries "
+            r"gradient")):
+        if mode == "grad":
+            autotrace.grad(summed_by_a_method_taken_as_a_value)(x)
+        else:
+            autotrace.jvp(summed_by_a_method_taken_as_a_value, (x,), (np.ones(3),))

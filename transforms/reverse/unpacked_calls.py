@@ -19,7 +19,10 @@ draws from, its value is checked against the call's (unpacked_reruns.py `refuse_
 """
 from __future__ import annotations
 
+import inspect
 from contextlib import contextmanager
+
+import numpy as np
 
 from ...runtime.derivatives.random_states import RANDOM_SOURCES, random_states, same_draws
 from ...runtime.derivatives.state_log import writes_refused
@@ -56,9 +59,18 @@ def floating_wrt(function, arguments: tuple, keywords: dict) -> tuple:
     def carries(value):
         return floating(value) or object_with_gradient(value) and not isinstance(
             value, RANDOM_SOURCES)
-    return ((SELF,) if bound_object(function) is not None else ()) + tuple(
-        i for i, a in enumerate(arguments) if carries(a)) + tuple(
+    return ((SELF,) if bound_object(function) is not None or _method_of_a_number(function)
+            else ()) + tuple(i for i, a in enumerate(arguments) if carries(a)) + tuple(
         k for k, v in keywords.items() if carries(v))
+
+
+def _method_of_a_number(function) -> bool:
+    """Whether `function` is a builtin method of a floating array or number (`a.sum` of an
+    ndarray): its object carries gradient, which vjp_call asks for (and refuses, where the
+    method has no rule, as for a call of it without unpacking), not left out as none."""
+    owner = getattr(function, "__self__", None)
+    return not inspect.ismethod(function) and isinstance(
+        owner, (np.ndarray, np.generic, float, complex)) and floating(owner)
 
 
 def by_argument(gradients, wrt: tuple, arguments: tuple, keywords: dict) -> tuple:
