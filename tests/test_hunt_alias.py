@@ -181,3 +181,23 @@ def test_an_arrays_method_called_with_unpacked_arguments_is_refused(mode):
             autotrace.grad(summed_by_a_method_taken_as_a_value)(x)
         else:
             autotrace.jvp(summed_by_a_method_taken_as_a_value, (x,), (np.ones(3),))
+
+
+def popped_with_unpacked_arguments(x):
+    items = [x[0] * 1.0, x[1] * 2.0, x[2] * 3.0]
+    take_last = items.pop
+    last = take_last(*NO_ARGUMENTS)
+    return last + items[0] * 10.0 + len(items) * 100.0
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_a_lists_method_called_with_unpacked_arguments_is_refused(mode):
+    # It lost the popped item's gradient (IndexError), and forward mode popped twice (a wrong
+    # value: 105.1 for NumPy's 205.1)
+    x = np.array([0.3, -0.5, 0.7])
+    with pytest.raises(TransformError, match=(
+            r"no derivative rule for the method list\.pop of a value that carries gradient")):
+        if mode == "grad":
+            autotrace.grad(popped_with_unpacked_arguments)(x)
+        else:
+            autotrace.jvp(popped_with_unpacked_arguments, (x,), (np.ones(3),))

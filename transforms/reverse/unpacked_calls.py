@@ -59,18 +59,19 @@ def floating_wrt(function, arguments: tuple, keywords: dict) -> tuple:
     def carries(value):
         return floating(value) or object_with_gradient(value) and not isinstance(
             value, RANDOM_SOURCES)
-    return ((SELF,) if bound_object(function) is not None or _method_of_a_number(function)
-            else ()) + tuple(i for i, a in enumerate(arguments) if carries(a)) + tuple(
+    return ((SELF,) if bound_object(function) is not None or _builtin_method_of_a_value(
+        function) else ()) + tuple(i for i, a in enumerate(arguments) if carries(a)) + tuple(
         k for k, v in keywords.items() if carries(v))
 
 
-def _method_of_a_number(function) -> bool:
-    """Whether `function` is a builtin method of a floating array or number (`a.sum` of an
-    ndarray): its object carries gradient, which vjp_call asks for (and refuses, where the
-    method has no rule, as for a call of it without unpacking), not left out as none."""
+def _builtin_method_of_a_value(function) -> bool:
+    """Whether `function` is a builtin method of a floating array or number, or of a list,
+    tuple or dict holding one (`a.sum` of an ndarray, `items.pop`): its object carries
+    gradient, which vjp_call and jvp_call ask for (and refuse, where the method has no rule,
+    as for a call of it without unpacking), not left out as none."""
     owner = getattr(function, "__self__", None)
     return not inspect.ismethod(function) and isinstance(
-        owner, (np.ndarray, np.generic, float, complex)) and floating(owner)
+        owner, (np.ndarray, np.generic, float, complex, list, tuple, dict)) and floating(owner)
 
 
 def by_argument(gradients, wrt: tuple, arguments: tuple, keywords: dict) -> tuple:
@@ -143,8 +144,8 @@ def unpacked_jvp(function, arguments, keywords, function_tangent, arguments_tang
     wrt = floating_wrt(function, arguments, keywords)
     if function_tangent is None and wrt[:1] == (SELF,):
         wrt = wrt[1:]  # the object whose method it is carries no tangent
-    if not wrt:
-        return zeros_like(function(*arguments, **keywords))
+    if not wrt:  # (the call not run again: `items.pop` would change its list twice)
+        return zeros_like(function(*arguments, **keywords) if value is None else value)
     tangents = in_wrt_order((function_tangent, arguments_tangent, keywords_tangent), wrt,
                             arguments, keywords)
     with _run_again(states):
