@@ -201,3 +201,36 @@ def test_a_lists_method_called_with_unpacked_arguments_is_refused(mode):
             autotrace.grad(popped_with_unpacked_arguments)(x)
         else:
             autotrace.jvp(popped_with_unpacked_arguments, (x,), (np.ones(3),))
+
+
+def squared_through_an_iterator(x):
+    a = x * 1.0
+    for v in np.nditer(a, op_flags=["readwrite"]):
+        v[...] = v * v
+    return np.sum(a * np.arange(1.0, 4.0))
+
+
+def squared_by_index(x):
+    a = x * 1.0
+    for i in np.ndindex(a.shape):
+        a[i] = a[i] * a[i]
+    return np.sum(a * np.arange(1.0, 4.0))
+
+
+@pytest.mark.parametrize("mode", ["grad", "forward", "traced grad"])
+def test_a_write_through_a_writable_nditer_is_refused(mode):
+    # It was differentiated as if `v[...] = v * v` gave v alone a new value: the value and the
+    # gradient of the array left as it was
+    x = np.array([0.3, -0.5, 0.7])
+    derivative = {"grad": autotrace.grad, "forward": autotrace.jvp,
+                  "traced grad": lambda f: autotrace.function(autotrace.grad(f))}[mode]
+    with pytest.raises(TransformError, match=(
+            r"test_hunt_alias.py\", line \d+: autotrace cannot differentiate "
+            r"np\.nditer\(a, op_flags=\['readwrite'\]\): the loop over it writes into the array "
+            r"through the iterator")):
+        if mode == "forward":
+            derivative(squared_through_an_iterator, (x,), (np.ones(3),))
+        else:
+            derivative(squared_through_an_iterator)(x)
+    np.testing.assert_allclose(autotrace.grad(squared_by_index)(x),
+                               2.0 * x * np.arange(1.0, 4.0), rtol=1e-12)

@@ -509,6 +509,13 @@ def _check_writing_function(call, location, namespace, is_statement: bool) -> No
             f"of its own with A a variable (np.subtract.at(A, index, values) is "
             f"np.add.at(A, index, -values))", ".at")
     function_name = numpy_name(func, namespace)
+    if function_name == "nditer" and resolve(func, namespace) is np.nditer and \
+            _writes_through_iterator(call):
+        raise location.error(
+            call, f"autotrace cannot differentiate {_text(call)}: the loop over it writes into "
+            f"the array through the iterator (v[...] = ...), which autotrace does not follow; "
+            f"loop over the indices and write into the array (for i in np.ndindex(a.shape): "
+            f"a[i] = ...), or compute a new array", "np.nditer")
     if function_name == "nan_to_num" and resolve(func, namespace) is np.nan_to_num and (
             len(call.args) > 1 or any(k.arg == "copy" and not (
                 isinstance(k.value, gast.Constant) and k.value.value is True)
@@ -531,6 +538,19 @@ def _check_writing_function(call, location, namespace, is_statement: bool) -> No
             call, f"autotrace cannot differentiate np.{function_name}(...), which writes into "
             f"its first argument in place; assign instead: "
             f"{WRITING_FUNCTIONS[function_name].format(*arguments)}", f"np.{function_name}")
+
+
+def _writes_through_iterator(call) -> bool:
+    """Whether np.nditer's `call` may make an operand writable: op_flags naming "readwrite" or
+    "writeonly", or not written out in the call (a variable)."""
+    flags = next((k.value for k in call.keywords if k.arg == "op_flags"),
+                 call.args[2] if len(call.args) > 2 else None)
+    if flags is None:
+        return any(k.arg is None for k in call.keywords)  # (**options: may hold op_flags)
+    constants = [node for node in walk(flags) if isinstance(node, gast.Constant)]
+    return any(node.value in ("readwrite", "writeonly") for node in constants) or any(
+        not isinstance(node, (gast.List, gast.Tuple, gast.Constant, gast.Load))
+        for node in walk(flags))
 
 
 def _written_and_value(call) -> list:
