@@ -30,6 +30,7 @@ from autotrace.runtime.derivatives.random_states import (RandomStates, draws_ali
                                                        random_states, same_draws, same_value,
                                                        traced_in)
 from autotrace.runtime.derivatives.real_only import is_complex
+from autotrace.runtime.derivatives.snapshots import argument_snapshot
 from autotrace.runtime.derivatives.structure import as_registered_types
 from autotrace.runtime.containers import (field_names, is_dataclass_instance, new_dataclass,
                                           zeros_like)
@@ -161,7 +162,10 @@ def _output_of(f, args: tuple, kwargs: dict, outputs: dict) -> tuple:
     if shape_and_dtype is None:  # (traced: run as converted for tracing, its `if`s traced)
         # (its draws drawn again by the batched rows, which then draw the same numbers)
         with same_draws(_states_before(f, args, kwargs)):
-            output = _array_output(as_run_now(f)(*args, **kwargs), f, "jacrev")
+            # on copies: f may write into its arguments, which the rows then differentiate
+            # as the caller gave them (a gradient works on a copy of an argument it writes)
+            output = _array_output(as_run_now(f)(*argument_snapshot(args),
+                                                 **argument_snapshot(kwargs)), f, "jacrev")
         shape_and_dtype = np.shape(output), _float_dtype(output)
         if key is not None:
             outputs[key] = shape_and_dtype

@@ -234,3 +234,21 @@ def test_a_write_through_a_writable_nditer_is_refused(mode):
             derivative(squared_through_an_iterator)(x)
     np.testing.assert_allclose(autotrace.grad(squared_by_index)(x),
                                2.0 * x * np.arange(1.0, 4.0), rtol=1e-12)
+
+
+def doubled_in_place_after_a_read(x):
+    total = np.sum(x ** 2)
+    x *= 2.0
+    return total + np.sum(np.sin(x)) * x[0]
+
+
+@pytest.mark.parametrize("jacobian", [autotrace.jacrev, autotrace.jacfwd, autotrace.grad],
+                         ids=lambda f: f.__name__)
+def test_a_jacobian_of_a_function_writing_into_its_argument_works_on_a_copy(jacobian):
+    # jacrev ran the function on the caller's array to learn its output's shape: the array
+    # doubled, and the rows differentiated the function there
+    x = np.array([0.3, -0.5, 0.7])
+    expected = central_difference(lambda p: doubled_in_place_after_a_read(p.copy()), x)
+    np.testing.assert_allclose(jacobian(doubled_in_place_after_a_read)(x), expected,
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(x, [0.3, -0.5, 0.7])
