@@ -252,3 +252,36 @@ def test_a_jacobian_of_a_function_writing_into_its_argument_works_on_a_copy(jaco
     np.testing.assert_allclose(jacobian(doubled_in_place_after_a_read)(x), expected,
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_array_equal(x, [0.3, -0.5, 0.7])
+
+
+def multiplied_into_itself_by_a_held_ufunc(x):
+    multiply = np.multiply
+    a = x * 1.0
+    multiply(a, x, out=a)
+    return np.sum(a * np.arange(1.0, 4.0))
+
+
+def multiplied_into_itself_by_a_ufunc_from_a_dict(x):
+    operations = {"times": np.multiply}
+    a = x * 1.0
+    operations["times"](a, x, a)
+    return np.sum(a * np.arange(1.0, 4.0))
+
+
+@pytest.mark.parametrize("function", [multiplied_into_itself_by_a_held_ufunc,
+                                      multiplied_into_itself_by_a_ufunc_from_a_dict],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["grad", "jvp", "traced grad"])
+def test_out_of_a_numpy_function_known_only_when_it_runs_is_refused(function, mode):
+    # The call ran for its write into a, which the derivative did not follow: the gradient
+    # of x * 1.0, not of x * x
+    x = np.array([0.3, -0.5, 0.7])
+    with pytest.raises(TransformError, match=(
+            r"line \d+: autotrace cannot differentiate this call of numpy\.multiply with out: "
+            r"the function is known only when the call runs")):
+        if mode == "jvp":
+            autotrace.jvp(function, (x,), (np.ones(3),))
+        elif mode == "grad":
+            autotrace.grad(function)(x)
+        else:
+            autotrace.function(autotrace.grad(function))(x)

@@ -32,9 +32,9 @@ from .aliases import Sharing
 from .liveness import live_after
 from .outside_writes import (declared_names, global_write, outside_item_write, outside_roots,
                              state_write_message)
-from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS,
-                             UNKNOWN_EFFECT, UNREAD, callable_name, has_unseen_effect,
-                             keeps_nothing, partial_target, through_partials)
+from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS, UNREAD,
+                             UNKNOWN_EFFECT, callable_name, has_unseen_effect, keeps_nothing,
+                             partial_target, refuse_numpy_out, through_partials)
 from .argument_writes import (CONTAINER_WRITES, arguments_read_after, parameter_names,
                               refuse_arguments_written, write_text)
 from ..errors import TransformError
@@ -64,6 +64,7 @@ def check_state_writes(callee, varied: tuple, filename: str, line: int,
     keywords: argument_writes.arguments_read_after), which the callee may not write into."""
     if in_place_refusal(callee) is not None:  # (operator.imul given as an argument)
         raise TransformError(in_place_refusal(callee), filename, line, "in-place operator")
+    refuse_numpy_out(callee, varied, read_after, filename, line)
     if unread and has_unseen_effect(callee, varied):
         raise TransformError(UNKNOWN_EFFECT.format(what=callable_name(callee), why=UNREAD,
                                                     followed=FOLLOWED),
@@ -270,8 +271,7 @@ def _depending(nodes, varied: set) -> set:
 
 def _attribute_write(node, held: dict, varied: set):
     """(parameter, text) where `node` sets an attribute of a parameter (or an item or list
-    method of one, or of a name `held` holds it by) to a value depending on `varied`, else
-    None."""
+    method of one, or of a name `held` holds it by) to a value depending on `varied`; None."""
     if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
         value = node.value
         targets = node.targets if isinstance(node, gast.Assign) else [node.target]

@@ -12,6 +12,7 @@ import queue
 import numpy as np
 
 from .calls import classify_value
+from ..errors import TransformError
 
 
 # Python's containers, whose methods are written in C or in the standard library.
@@ -97,3 +98,27 @@ UNKNOWN_EFFECT = (
     "of what it keeps would be lost; {followed}")
 # UNKNOWN_EFFECT's `why` for a call whose result is not read
 UNREAD = "its result is not read, so it is called for what it does with that value"
+
+
+def refuse_numpy_out(callee, varied: tuple, read_after, filename: str, line: int) -> None:
+    """Refuse a call, resolved only when it runs, of a NumPy function or ufunc (or a ufunc's
+    method) given `out` (by keyword, or a ufunc's by position past its inputs) where out
+    carries gradient or is read after the call: the derivative takes the call's rule, for its
+    result, and would not follow the write into out (called by its NumPy name, the front end
+    writes it as an assignment: transforms/front/out_arguments.py)."""
+    owner = getattr(callee, "__self__", None)
+    ufunc = callee if isinstance(callee, np.ufunc) else owner if isinstance(
+        owner, np.ufunc) else None
+    if ufunc is None and not (getattr(callee, "__module__", None) or "").startswith("numpy"):
+        return
+    given = set(varied) | set(read_after or ())
+    if "out" in given or isinstance(callee, np.ufunc) and any(
+            isinstance(w, int) and w >= callee.nin for w in given):
+        name = callable_name(callee) if ufunc is None else f"numpy.{ufunc.__name__}" + (
+            "" if ufunc is callee else f".{callee.__name__}")
+        raise TransformError(
+            f"autotrace cannot differentiate this call of {name} with out: the function is "
+            f"known only when the call runs (held in a variable or a dict, or found by "
+            f"getattr), and the write into out is not followed; call it by its NumPy name "
+            f"(np.multiply(a, b, out=a)), or assign its result instead (a = np.multiply(a, b))",
+            filename, line, "out=")
