@@ -15,10 +15,12 @@ import numpy as np
 from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, base_name, call_writes,
                               enclosing_names_written, parameter_names, rebinds, write_text,
                               writes_into_arguments)
-from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_PER_ARGUMENT,
-                           NEW_VALUE_BUILTINS, NEW_VALUE_METHODS, VIEW_FUNCTIONS, VIEWS_IN_A_LIST,
-                           copied, is_one_of, makes_number_array, numpy_name, own_function,
-                           python_callee, shallow_copy, viewed_arguments)
+from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, copied, shallow_copy,
+                                               NEW_PER_ARGUMENT, NEW_VALUE_BUILTINS,
+                                               NEW_VALUE_METHODS,
+                                               VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
+                                               numpy_name, own_function, python_callee,
+                                               viewed_arguments)
 from .given_functions import GivenFunctions, as_function
 from ..codegen.naming import SCOPES
 from ..front.parsing import MISSING, parse_function, resolve
@@ -98,9 +100,7 @@ class CallSharing(GivenFunctions):
                                 container=True)
             ufunc = resolve(func, self.namespace)
             plain = isinstance(ufunc, np.ufunc) and ufunc.nout == 1
-            numbers = makes_number_array(numpy, node, self.namespace, lambda argument: (
-                self.is_plain(argument, given.get(id(argument), set()))))
-            return self.new(node, array=numpy in ARRAY_MAKERS, plain=plain or numbers,
+            return self.new(node, array=numpy in ARRAY_MAKERS, plain=plain,
                             inexact=plain and _inexact(ufunc))
         if method:  # a value's method
             if func.attr in VIEW_FUNCTIONS or uncopied:

@@ -29,9 +29,8 @@ never an operand: only a list's or tuple's `+` and `*` and a set's or dict's `|`
 make a container, which holds its operands' items, and where an operand is surely an array or
 a number (a float, for `*`) the result is an array or a number. A loop's target and the names a
 value is unpacked into are items of it: of a container, what it holds; of an array, views.
-`A[i] = v` makes A hold v, unless A is surely an array or a number (made by a ufunc, by
-arithmetic on those, or by a NumPy function making an array of numbers, `np.zeros(3)`, not of
-dtype=object): an array copies v. Nor does A come to hold itself, written with its own
+`A[i] = v` makes A hold v, unless A is surely an array or a number (made by a ufunc, or by
+arithmetic on those): an array copies v. Nor does A come to hold itself, written with its own
 slice (`A[2:4] = A[1:3]`), unless A is surely a container (`L[0] = L`).
 
 A loop that surely runs (`for i in range(2):`) leaves its names as its body does. This is the
@@ -117,8 +116,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
         # (changing the list leaves the item as it is), where an item of an array is a view.
         self.containers = set()
         # Memories that are surely an array or a number, made by a NumPy ufunc or by arithmetic
-        # on those and numbers, or an array of numbers NumPy makes (call_results.py's
-        # makes_number_array): a value written into one is copied, never held.
+        # on those and numbers: a value written into one is copied, never held.
         self.plain = set()
         self.inexact = set()  # plain memories surely floats or complex: `L * v` is no repeat
         # Memories that are surely objects of a class of the user's (memory -> the class): an

@@ -130,51 +130,6 @@ def numpy_name(func, namespace) -> str | None:
     return None
 
 
-# NumPy's array makers whose result holds numbers unless a dtype says otherwise: (the position
-# of their dtype argument, the position of the argument their dtype follows where none is given:
-# a prototype, or full's fill value; None where the dtype is a number's, float or int). An
-# array holding numbers copies what is written into it (`u[:] = v`); one of dtype=object
-# holds the very objects.
-_NUMBER_ARRAY_MAKERS = {"zeros": (1, None), "ones": (1, None), "empty": (1, None),
-                        "identity": (1, None), "eye": (3, None), "arange": (3, None),
-                        "linspace": (5, None), "full": (2, 1), "zeros_like": (1, 0),
-                        "ones_like": (1, 0), "empty_like": (1, 0), "full_like": (2, 0)}
-
-
-def makes_number_array(numpy: str, call: gast.Call, namespace: dict, plain) -> bool:
-    """Whether the call `call` of the NumPy function named `numpy` surely makes an array of
-    numbers (not of objects): one `_NUMBER_ARRAY_MAKERS` names, given no dtype or a numeric
-    one, and where its dtype follows an argument, one that `plain(argument)` says is surely
-    an array or a number. np.linspace's `retstep` (a tuple) is no such array."""
-    if numpy not in _NUMBER_ARRAY_MAKERS or any(isinstance(a, gast.Starred)
-                                                 for a in call.args):
-        return False
-    keywords = {k.arg: k.value for k in call.keywords}
-    if None in keywords or "retstep" in keywords or (numpy == "linspace" and len(call.args) > 4):
-        return False
-    dtype_at, follows = _NUMBER_ARRAY_MAKERS[numpy]
-    dtype = call.args[dtype_at] if len(call.args) > dtype_at else keywords.get("dtype")
-    if dtype is not None:
-        return _number_dtype(dtype, namespace)
-    if follows is None:
-        return True
-    names = ("fill_value",) if numpy == "full" else ("a", "prototype")
-    source = call.args[follows] if len(call.args) > follows else next(
-        (keywords[name] for name in names if name in keywords), None)
-    return source is not None and plain(source)
-
-
-def _number_dtype(node, namespace: dict) -> bool:
-    """Whether the dtype expression `node` surely names a dtype holding no Python objects."""
-    value = node.value if isinstance(node, gast.Constant) else resolve(node, namespace)
-    if value is MISSING or value is None:
-        return False
-    try:
-        return not np.dtype(value).hasobject
-    except TypeError:
-        return False
-
-
 # Builtins whose result is never None.
 _VALUE_BUILTINS = (NEW_VALUE_BUILTINS - {print}) | CONTAINER_BUILTINS | {callable, hasattr}
 # Attributes of an array, never None.
