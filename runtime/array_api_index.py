@@ -175,12 +175,21 @@ def diag(names, v, k=0):
                           names.xp.zeros((), dtype=v.dtype, device=names.device))
 
 
-def pad(names, x, pad_width, mode="constant", constant_values=0, end_values=0):
-    if mode not in ("constant", "linear_ramp"):
+_STATISTICS = ("maximum", "minimum", "mean", "median")
+
+
+def pad(names, x, pad_width, mode="constant", constant_values=0, end_values=0,
+        stat_length=None, reflect_type="even"):
+    if mode not in ("constant", "linear_ramp", "empty", *_STATISTICS):
         raise names.unsupported(f"numpy.pad with mode={mode!r} cannot run on "
-                                f"{names.xp.__name__} arrays; only mode='constant' and "
-                                f"'linear_ramp' can")
+                                f"{names.xp.__name__} arrays; only mode='constant', "
+                                f"'linear_ramp', 'empty' and the statistics "
+                                f"('maximum', 'minimum', 'mean', 'median') can")
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (x.ndim, 2))
+    if mode in _STATISTICS:
+        return _pad_with_statistics(names, x, widths, mode, stat_length)
+    if mode == "empty":  # NumPy leaves the padding uninitialised: any value is one of its
+        mode = "constant"
     # One value, a (before, after) pair, or a pair per axis; a later axis's sides span the
     # earlier ones', as NumPy's corners hold the later axis's value (and a later axis's ramps
     # start from the edges the earlier ones padded).
@@ -202,6 +211,49 @@ def pad(names, x, pad_width, mode="constant", constant_values=0, end_values=0):
             x = names.xp.concat([side(before, pair[0], 0), x,
                                  side(after, pair[1], x.shape[axis] - 1)], axis=axis)
     return x
+
+
+def _pad_with_statistics(names, x, widths, mode, stat_length):
+    """np.pad's 'maximum', 'minimum', 'mean' and 'median': axis after axis, each side the
+    statistic of the `stat_length` items nearest it (all of the axis for None), taken over
+    the earlier axes' padding too, as NumPy pads; integer arrays take the rounded mean or
+    median, as NumPy rounds them."""
+    lengths = np.broadcast_to(np.asarray(stat_length if stat_length is not None else -1,
+                                         dtype=int), (x.ndim, 2))
+    for axis, ((before, after), (first, last)) in enumerate(zip(widths.tolist(),
+                                                                lengths.tolist())):
+        if not (before or after):
+            continue
+        size = x.shape[axis]
+        if size == 0 or first == 0 or last == 0:
+            raise ValueError("stat_length of 0 yields no value for padding")
+
+        def side(width, start, stop):
+            chunk = x[(slice(None),) * axis + (slice(start, stop), Ellipsis)]
+            value = _statistic(names, chunk, mode, axis)
+            return names.xp.broadcast_to(value, (*x.shape[:axis], width, *x.shape[axis + 1:]))
+        first = size if first < 0 else min(first, size)
+        last = size if last < 0 else min(last, size)
+        x = names.xp.concat([side(before, 0, first), x, side(after, size - last, size)],
+                            axis=axis)
+    return x
+
+
+def _statistic(names, chunk, mode, axis):
+    xp = names.xp
+    if mode in ("maximum", "minimum"):
+        return (xp.max if mode == "maximum" else xp.min)(chunk, axis=axis, keepdims=True)
+    rounded = names.kind(chunk) in "iub"
+    values = xp.astype(chunk, xp.float64) if rounded else chunk
+    if mode == "mean":
+        value = xp.mean(values, axis=axis, keepdims=True)
+    else:
+        ordered, count = xp.sort(values, axis=axis), chunk.shape[axis]
+        def middle(i):
+            return ordered[(slice(None),) * axis + (slice(i, i + 1), Ellipsis)]
+        value = middle(count // 2) if count % 2 else (middle(count // 2 - 1)
+                                                       + middle(count // 2)) / 2
+    return xp.astype(xp.round(value), chunk.dtype) if rounded else value
 
 
 def take(names, x, indices, axis=None):
