@@ -136,6 +136,21 @@ def test_einsum_takes_a_casting_its_operands_pass():
     assert autotrace.function(einsum_safe)(x) == pytest.approx(einsum_safe(x))
 
 
+@pytest.mark.parametrize("number", [2.0, 2, 1j], ids=["float", "int", "complex"])
+def test_einsum_takes_a_python_number_as_the_array_numpy_makes_of_it(number):
+    """np.einsum makes a float64 (int64, complex128) array of a Python number: beside a float32
+    operand it computes in float64 and passes casting='safe', and 'no' names operand 0."""
+    x = np.array([1.5, -2.0, 0.25], dtype=np.float32)
+    traced = autotrace.function(lambda x: np.einsum("i,->i", x, number))(x)
+    expected = np.einsum("i,->i", x, number)
+    assert traced.dtype == expected.dtype
+    np.testing.assert_allclose(traced, expected)
+    with pytest.raises(TypeError, match=r"^Iterator operand 0 dtype could not be cast from "
+                                        r"dtype\('float32'\) to dtype\('(float64|complex128)'\) "
+                                        r"according to the rule 'no'$"):
+        autotrace.function(lambda x: np.einsum("i,->i", x, number, casting="no"))(x)
+
+
 def general_matrix():
     """A real matrix with the eigenvalues 0.5 +- 1.5i, 2.1 and 3.2."""
     basis = RNG.standard_normal((4, 4)) + 2.0 * np.eye(4)

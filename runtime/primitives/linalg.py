@@ -417,11 +417,11 @@ def check_operand_casting(arrays, casting: str) -> None:
     casting='no' and 'equiv')."""
     if casting == "unsafe" or not arrays:
         return
-    # (a Python number as it is: weak, as NumPy takes it)
-    kinds = [np.dtype(array.dtype) if hasattr(array, "dtype") else array for array in arrays]
+    # (a Python number as the array einsum makes of it: float64, int64, complex128, not weak)
+    kinds = [np.dtype(array.dtype) if hasattr(array, "dtype") else np.asarray(array).dtype
+             for array in arrays]
     common = np.result_type(*kinds)
-    for position, kind in enumerate(kinds):
-        dtype = np.result_type(kind)
+    for position, dtype in enumerate(kinds):
         if not np.can_cast(dtype, common, casting=casting):
             raise TypeError(f"Iterator operand {position} dtype could not be cast from "
                             f"{dtype!r} to {common!r} according to the rule {casting!r}")
