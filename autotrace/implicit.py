@@ -9,10 +9,11 @@
 
 f's derivative is generated from its source in implicit mode (transforms/front/front_end.py
 `Session`): besides its arguments, the Variables it reaches through attributes of its
-arguments (at any depth: `self.layers[0].kernel`), through globals and closures, and inside the
-functions and modules it calls carry gradient. Where the adjoint code reaches such a Variable,
-it hands the gradient to a sink (`deposit(self.W, bW)` in `autotrace.source`), which sums them
-per Variable. Non-trainable Variables get none.
+arguments (at any depth: `self.layers[0].kernel`), through globals and closures, classes and
+modules, and parameters' defaults, and inside the functions and modules it calls carry
+gradient. Where the adjoint code reaches such a Variable, it hands the gradient to a sink
+(`deposit(self.W, bW)` in `autotrace.source`), which sums them per Variable. Non-trainable
+Variables get none.
 """
 from __future__ import annotations
 
@@ -121,8 +122,8 @@ def implicit_grad(f: Callable, *, optimized: bool = True) -> ImplicitGradient:
     Arguments:
         f: a Python function (or bound method, or module) of arrays, Variables, and objects,
             modules, lists and dicts holding Variables, passed by position or keyword; it may
-            also read Variables from globals and closures. Its value must be a scalar (or the
-            gradient is of its sum).
+            also read Variables from globals and closures, class and module attributes, and
+            parameters' defaults. Its value must be a scalar (or the gradient is of its sum).
         optimized: as for `grad`.
 
     Returns:

@@ -503,18 +503,21 @@ def deposit(value, gradient) -> None:
                 deposit(value[key], item_gradient)
 
 
-_NO_STATE = (str, bytes, int, float, complex, bool, type(None), np.ndarray, np.generic, type,
-             types.FunctionType, types.BuiltinFunctionType, types.ModuleType)
+_NO_STATE = (str, bytes, int, float, complex, bool, type(None), np.ndarray, np.generic,
+             types.FunctionType, types.BuiltinFunctionType)
 
 
 def holds_state(value, _seen=None) -> bool:
-    """Whether `value` is a cell or holds one: in a container, or in an object's attributes
-    (followed to any depth, each object once)."""
+    """Whether `value` is a cell or holds one: in a container, in an object's attributes (its
+    own, its slots, and its class's: `class M: w = Variable(...)` read as `self.w`), in a
+    class's attributes, or in a module's (followed to any depth, each object once)."""
     if isinstance(value, StateCell):
         return True
     if isinstance(value, _NO_STATE):
         return False
     seen = _seen if _seen is not None else set()
+    if isinstance(value, type):  # (each class of its __mro__ marked seen there)
+        return _class_holds_state(value, seen)
     if id(value) in seen:
         return False
     seen.add(id(value))
@@ -524,6 +527,47 @@ def holds_state(value, _seen=None) -> bool:
         return any(holds_state(item, seen) for item in value.values())
     if isinstance(value, types.MethodType):
         return holds_state(value.__self__, seen)
+    if isinstance(value, types.ModuleType):
+        return _module_holds_state(value, seen)
     attributes = getattr(value, "__dict__", None)
-    return isinstance(attributes, dict) and any(
-        holds_state(item, seen) for item in attributes.values())
+    if isinstance(attributes, dict) and any(
+            holds_state(item, seen) for item in attributes.values()):
+        return True
+    return _class_holds_state(type(value), seen) or any(
+        holds_state(getattr(value, slot, None), seen) for slot in _slot_names(type(value)))
+
+
+def _class_holds_state(cls: type, seen: set) -> bool:
+    """Whether a class, or one it inherits from (Python's own left out), has an attribute
+    that holds a cell."""
+    for klass in cls.__mro__:
+        if klass.__module__ == "builtins" or id(klass) in seen:
+            continue
+        seen.add(id(klass))
+        if any(holds_state(item, seen) for item in vars(klass).values()):
+            return True
+    return False
+
+
+def _module_holds_state(module: types.ModuleType, seen: set) -> bool:
+    """Whether a module (a file of settings: `params.W`) holds a cell in its data; its
+    functions, classes and the modules it imports are not followed, nor are NumPy's and
+    Python's own modules."""
+    if (module.__name__.partition(".")[0] in _LIBRARY_MODULES
+            or module.__name__ in sys.stdlib_module_names):
+        return False
+    return any(holds_state(item, seen) for item in vars(module).values()
+               if not isinstance(item, (type, types.ModuleType)))
+
+
+_LIBRARY_MODULES = frozenset({"numpy", "builtins", "autotrace", "scipy", "cupy", "gast"})
+
+
+def _slot_names(cls: type) -> list:
+    """The names of the `__slots__` of a class and of those it inherits from."""
+    names = []
+    for klass in cls.__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [
+            slot for slot in slots if slot not in ("__dict__", "__weakref__")]
+    return names

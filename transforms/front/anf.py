@@ -30,7 +30,7 @@ import gast
 
 from ..errors import Location
 from ..codegen.naming import Namer
-from .parsing import MISSING, resolve
+from .parsing import resolve, static_chain
 from ..reverse.name_scopes import scope_call, with_block
 from ..codegen.templates import name
 from .star_arguments import joined, keywords_value, unpacks
@@ -288,8 +288,8 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         return isinstance(node, gast.Attribute) and self.is_static(node)
 
     def is_static(self, node) -> bool:
-        """An attribute chain rooted at a module (`np.pi`, `np.linalg.norm`)."""
-        return isinstance(node, gast.Attribute) and resolve(node, self.namespace) is not MISSING
+        """An attribute chain rooted at a module (`np.pi`, `np.linalg.norm`) or class."""
+        return isinstance(node, gast.Attribute) and static_chain(node, self.namespace)
 
     def is_flat(self, node) -> bool:
         """`x.flat` of a value `x` (not of a module)."""

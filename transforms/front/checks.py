@@ -41,8 +41,8 @@ _UNSUPPORTED = {
 
 # Builtins that read (or assign) the function's variables by name, out of the gradient's sight:
 # `eval("x * x")` and `locals()["x"]` would give zero gradients. vars() with no argument is
-# locals(). (globals() reads module variables, which carry no gradient; assigning through it
-# is refused as a subscript assignment.)
+# locals(). (globals() reads module variables, which carry no gradient but under implicit_grad,
+# which refuses it; assigning through it is refused as a subscript assignment.)
 _BY_NAME = {
     builtins.eval: "eval: the names its text reads are hidden from the gradient; write the "
                    "expression directly",
@@ -56,9 +56,11 @@ _BY_NAME = {
 }
 
 
-def check_supported(function: gast.FunctionDef, location: Location, namespace: dict) -> None:
+def check_supported(function: gast.FunctionDef, location: Location, namespace: dict,
+                    implicit: bool = False) -> None:
     """Raise TransformError at the first construct that cannot be differentiated (names in
-    `namespace`: a `with` is accepted when it opens an autotrace.name_scope)."""
+    `namespace`: a `with` is accepted when it opens an autotrace.name_scope; `implicit`: under
+    implicit_grad, where globals() would hide the Variables read through it)."""
     arguments = function.args
     if arguments.vararg is not None or arguments.kwarg is not None:
         raise location.error(function, f"function {function.name!r} takes *args or **kwargs; "
@@ -77,7 +79,7 @@ def check_supported(function: gast.FunctionDef, location: Location, namespace: d
         if isinstance(node, (gast.With, gast.AsyncWith)):
             check_with(node, namespace, location)
         if isinstance(node, gast.Call):
-            _check_by_name(node, namespace, rebound, location)
+            _check_by_name(node, namespace, rebound, location, implicit)
         if isinstance(node, (gast.For, gast.While)) and node.orelse:
             raise location.error(node, "autotrace cannot differentiate a loop with an else "
                                        "clause; use a flag variable", "loop else")
@@ -105,8 +107,10 @@ def check_supported(function: gast.FunctionDef, location: Location, namespace: d
                 "mutation of an argument")
 
 
-def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> None:
-    """Refuse a call of eval, exec, locals or vars() (see _BY_NAME), named as the builtin."""
+def _check_by_name(call, namespace: dict, rebound: set, location: Location,
+                   implicit: bool = False) -> None:
+    """Refuse a call of eval, exec, locals or vars() (see _BY_NAME), named as the builtin;
+    under implicit_grad, of globals() too."""
     callee = call.func
     if isinstance(callee, gast.Name) and callee.id in rebound:
         return  # a variable of the function's own of that name
@@ -121,6 +125,9 @@ def _check_by_name(call, namespace: dict, rebound: set, location: Location) -> N
         reason = _BY_NAME.get(function)
     except TypeError:  # an unhashable callee
         return
+    if implicit and function is builtins.globals:
+        reason = ("globals() under implicit_grad: the Variables read through the dict it "
+                  "returns get no gradient; read each global by its name")
     if reason is None:
         return
     raise location.error(call, f"autotrace cannot differentiate a call of {reason}",

@@ -73,6 +73,7 @@ from .parsing import parse_function, resolve
 from .partials import check_partials, partial_caller
 from .python_versions import check_in_place_operators, replace_copy_calls
 from .in_place_dunders import rewrite_in_place_dunders
+from .class_reads import rewrite_class_reads
 from .class_method_calls import rewrite_class_method_calls
 from .segments import bind_checkpointed_calls, segment_loops
 from ..session import Session
@@ -297,6 +298,8 @@ def in_place_dunders(unit: Unit) -> None:
     rewrite_class_method_calls(unit.function, unit.parsed.namespace)  # np.ndarray.sort(a)
     rewrite_in_place_dunders(unit.function, unit.location)  # a.__iadd__(x): a += x
     replace_copy_calls(unit.function, unit.parsed.namespace)  # copy.copy(x): copied(x)
+    if unit.session.implicit:  # type(self).w: self.__class__.w, whose Variable gets its gradient
+        rewrite_class_reads(unit.function, unit.parsed.namespace)
 
 
 def dead_branches(unit: Unit) -> None:
@@ -319,7 +322,7 @@ def super_calls(unit: Unit) -> None:
 
 
 def check(unit: Unit) -> None:
-    check_supported(unit.function, unit.location, unit.parsed.namespace)
+    check_supported(unit.function, unit.location, unit.parsed.namespace, unit.session.implicit)
 
 
 def dicts(unit: Unit) -> None:
@@ -447,7 +450,8 @@ def activity(unit: Unit) -> None:
     returned = [gast.Return(value=result)] if result is not None else []
     seeds, reads_state, state_names = set(wrt_names), None, ()
     if session.implicit:
-        state_names = _state_names(body + returned, local_names, namespace)
+        state_names = _state_names(body + returned, local_names, namespace) + \
+            _state_defaults(function.args, namespace, wrt_names)
         seeds |= set(state_names) | {STATE}
         reads_state = _may_read_state(namespace)
     is_constant = _is_constant_call(namespace, session.implicit)
@@ -539,6 +543,19 @@ def _state_names(body, local_names: set, namespace: dict) -> tuple:
     free = {n.id for s in body for n in nodes_of(s) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load) and n.id not in local_names}
     return tuple(sorted(n for n in free if n in namespace and holds_state(namespace[n])))
+
+
+def _state_defaults(arguments, namespace: dict, wrt_names) -> tuple:
+    """The parameters not differentiated with respect to whose defaults hold Variables
+    (`def f(x, w=w0)`, a partial's bound keyword): the value they are called with, the
+    default or what the caller passed without gradient, gets its gradient here."""
+    positional = arguments.posonlyargs + arguments.args
+    pairs = list(zip(positional[len(positional) - len(arguments.defaults):],
+                     arguments.defaults)) + list(zip(arguments.kwonlyargs,
+                                                     arguments.kw_defaults))
+    return tuple(parameter.id for parameter, default in pairs
+                 if isinstance(default, gast.Name) and parameter.id not in wrt_names
+                 and default.id in namespace and holds_state(namespace[default.id]))
 
 
 def _may_read_state(namespace):

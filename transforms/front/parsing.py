@@ -14,6 +14,7 @@ from ..errors import Location, SourceUnavailableError, TransformError
 from .source_check import check_source_matches, source_changed
 from .function_caches import made_from_code
 from ..codegen.nodes import copy_tree, nodes_of, walk
+from ...runtime.state import holds_state
 
 
 @dataclass
@@ -260,3 +261,11 @@ def resolve(node, namespace: dict):
 
 
 MISSING = _MISSING
+
+
+def static_chain(node: gast.Attribute, namespace: dict) -> bool:
+    """Whether the attribute chain `node` is rooted at a module or class (`np.pi`), a constant
+    to the transforms, but for one whose value holds Variables (`Model.w`, `settings.W`):
+    that stays an attribute read of its root, which carries their gradient (implicit_grad)."""
+    value = resolve(node, namespace)
+    return value is not _MISSING and not holds_state(value)

@@ -1,0 +1,197 @@
+"""implicit_grad reaches every Variable the function reads: held by a class (read through an
+object, the class, or `type(self)`), given as a parameter's default (also a partial's bound
+keyword), in an object's slots, or in a module's attributes. Each loss reads its Variables as
+`sum(sin(x * w))`, whose gradient in w is `x * cos(x * w)`; checked eagerly and traced, through
+implicit_grad, implicit_value_and_grad and an optimizer's minimize, in float64 and float32."""
+import functools
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import autotrace
+
+
+def _part(x, w):
+    return np.sum(np.sin(x * w))
+
+
+def _class_attribute(v):
+    class Model:
+        w = v()
+
+        def loss(self, x):
+            return np.sum(np.sin(x * self.w))
+    model = Model()
+
+    def loss(x):
+        return model.loss(x)
+    return loss, [Model.w]
+
+
+def _read_through_the_class(v):
+    class Model:
+        w = v()
+
+    def loss(x):
+        return np.sum(np.sin(x * Model.w))
+    return loss, [Model.w]
+
+
+def _read_through_type_of_self(v):
+    class Model:
+        w, b = v(), v()
+
+        def loss(self, x):
+            cls = type(self)
+            return np.sum(np.sin(x * type(self).w)) + np.sum(np.sin(x * cls.b))
+    model = Model()
+
+    def loss(x):
+        return model.loss(x)
+    return loss, [Model.w, Model.b]
+
+
+def _module_class_attribute(v):
+    class Layer(autotrace.Module):
+        w = v()
+
+        def call(self, x):
+            return np.sum(np.sin(x * self.w))
+    layer = Layer()
+    assert layer.trainable_variables == []  # as tf.Module: its instance attributes only
+
+    def loss(x):
+        return layer(x)
+    return loss, [Layer.w]
+
+
+def _default_argument(v):
+    w, k = v(), v()
+
+    def inner(x, w=w, *, k=k):
+        return np.sum(np.sin(x * w)) + np.sum(np.sin(x * k))
+
+    def loss(x):
+        return inner(x)
+    return loss, [w, k]
+
+
+def _default_argument_of_the_loss(v):
+    w = v()
+
+    def loss(x, w=w):
+        return np.sum(np.sin(x * w))
+    return loss, [w]
+
+
+def _container_default(v):
+    w0, w1 = v(), v()
+
+    def inner(x, ws=(w0, w1)):
+        return np.sum(np.sin(x * ws[0])) + np.sum(np.sin(x * ws[1]))
+
+    def loss(x):
+        return inner(x)
+    return loss, [w0, w1]
+
+
+def _partial_keyword(v):
+    bound = functools.partial(_part, w=v())
+
+    def loss(x):
+        return bound(x)
+    return loss, [bound.keywords["w"]]
+
+
+def _slots(v):
+    class Holder:
+        __slots__ = ("w",)
+
+        def __init__(self):
+            self.w = v()
+    holder = Holder()
+
+    def loss(x):
+        return np.sum(np.sin(x * holder.w))
+    return loss, [holder.w]
+
+
+def _module_attribute(v):
+    settings = types.ModuleType("reach_settings")
+    settings.W = v()
+    sys.modules["reach_settings"] = settings
+
+    def loss(x):
+        return np.sum(np.sin(x * settings.W))
+    return loss, [settings.W]
+
+
+CASES = [_class_attribute, _read_through_the_class, _read_through_type_of_self,
+         _module_class_attribute, _default_argument, _default_argument_of_the_loss,
+         _container_default, _partial_keyword, _slots, _module_attribute]
+
+
+def _pairs_by(way, loss, x):
+    """(value, [(gradient, Variable)]) of loss at x, the way named."""
+    if way.endswith("minimize"):  # SGD with rate 1 moves each Variable by minus its gradient
+        variables = [v for v in _made]
+        before = [v.numpy().copy() for v in variables]
+        optimizer = autotrace.optimizers.SGD(1.0)
+
+        def step():
+            return optimizer.minimize(functools.partial(loss, x))
+        value = (autotrace.function(step) if way == "traced minimize" else step)()
+        pairs = [(b - v.numpy(), v) for b, v in zip(before, variables)
+                 if not np.array_equal(b, v.numpy())]
+        for b, v in zip(before, variables):
+            v.assign(b)
+        return value, pairs
+    gradient = autotrace.implicit_value_and_grad(loss)
+    if way == "traced":
+        gradient = autotrace.function(gradient)
+    return gradient(x)
+
+
+_made = []
+
+
+@pytest.mark.parametrize("way, dtype", [("eager", np.float64), ("traced", np.float32),
+                                        ("minimize", np.float64),
+                                        ("traced minimize", np.float32)])
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.__name__.strip("_"))
+def test_every_variable_read_gets_its_gradient(case, way, dtype):
+    _made.clear()
+
+    def variable():
+        _made.append(autotrace.Variable(np.array([1.0, 2.0], dtype) * (1 + len(_made))))
+        return _made[-1]
+    loss, read = case(variable)
+    x = np.array([0.3, 0.6], dtype)
+    value, pairs = _pairs_by(way, loss, x)
+    assert [v for _, v in pairs] == read
+    for gradient, v in pairs:
+        assert gradient.dtype == dtype and gradient.shape == (2,)
+        expected = x * np.cos(x * v.numpy())
+        np.testing.assert_allclose(gradient, expected, rtol=1e-5 if dtype == np.float32
+                                   else 1e-12)
+    assert np.isclose(float(value), sum(np.sum(np.sin(x * v.numpy())) for v in read),
+                      rtol=1e-6)
+
+
+_GLOBAL = autotrace.Variable(np.array([1.0, 2.0]), name="global")
+
+
+def _through_globals(x):
+    return np.sum(np.sin(x * globals()["_GLOBAL"]))
+
+
+def test_a_variable_read_through_globals_is_refused_naming_the_line():
+    line = _through_globals.__code__.co_firstlineno + 1
+    with pytest.raises(autotrace.TransformError) as error:
+        autotrace.implicit_grad(_through_globals)(np.array([0.3, 0.6]))
+    assert str(error.value).startswith(
+        f'File "{__file__}", line {line}: autotrace cannot differentiate a call of globals() '
+        "under implicit_grad: the Variables read through the dict it returns get no "
+        "gradient; read each global by its name")
