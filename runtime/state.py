@@ -34,6 +34,7 @@ the sink that gathers gradients for the cells a function reads.
 """
 from __future__ import annotations
 
+import collections
 import sys
 import threading
 import types
@@ -521,9 +522,9 @@ def holds_state(value, _seen=None) -> bool:
     if id(value) in seen:
         return False
     seen.add(id(value))
-    if isinstance(value, (tuple, list, set, frozenset)):
+    if isinstance(value, (tuple, list, set, frozenset, collections.deque)):
         return any(holds_state(item, seen) for item in value)
-    if isinstance(value, dict):
+    if isinstance(value, (dict, types.MappingProxyType)):
         return any(holds_state(item, seen) for item in value.values())
     if isinstance(value, types.MethodType):
         return holds_state(value.__self__, seen)
@@ -553,8 +554,8 @@ def _module_holds_state(module: types.ModuleType, seen: set) -> bool:
     """Whether a module (a file of settings: `params.W`) holds a cell in its data; its
     functions, classes and the modules it imports are not followed, nor are NumPy's and
     Python's own modules."""
-    if (module.__name__.partition(".")[0] in _LIBRARY_MODULES
-            or module.__name__ in sys.stdlib_module_names):
+    package = module.__name__.partition(".")[0]
+    if package in _LIBRARY_MODULES or package in sys.stdlib_module_names:
         return False
     return any(holds_state(item, seen) for item in vars(module).values()
                if not isinstance(item, (type, types.ModuleType)))

@@ -3,6 +3,7 @@ object, the class, or `type(self)`), given as a parameter's default (also a part
 keyword), in an object's slots, or in a module's attributes. Each loss reads its Variables as
 `sum(sin(x * w))`, whose gradient in w is `x * cos(x * w)`; checked eagerly and traced, through
 implicit_grad, implicit_value_and_grad and an optimizer's minimize, in float64 and float32."""
+import collections
 import functools
 import sys
 import types
@@ -195,3 +196,16 @@ def test_a_variable_read_through_globals_is_refused_naming_the_line():
         f'File "{__file__}", line {line}: autotrace cannot differentiate a call of globals() '
         "under implicit_grad: the Variables read through the dict it returns get no "
         "gradient; read each global by its name")
+
+
+@pytest.mark.parametrize("container", [types.MappingProxyType, collections.deque])
+def test_a_variable_in_a_container_autotrace_does_not_follow_is_refused(container):
+    held = container({"w": autotrace.Variable(np.array([1.0, 2.0]))} if container is
+                     types.MappingProxyType else [autotrace.Variable(np.array([1.0, 2.0]))])
+    key = "w" if container is types.MappingProxyType else 0
+
+    def loss(x):
+        return np.sum(np.sin(x * held[key]))
+    with pytest.raises(TypeError, match="^a gradient reached an item of a value that is no "
+                                        "array, list, tuple or dict"):
+        autotrace.implicit_grad(loss)(np.array([0.3, 0.6]))
