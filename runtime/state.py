@@ -508,56 +508,67 @@ _NO_STATE = (str, bytes, int, float, complex, bool, type(None), np.ndarray, np.g
              types.FunctionType, types.BuiltinFunctionType)
 
 
-def holds_state(value, _seen=None) -> bool:
+def holds_state(value) -> bool:
     """Whether `value` is a cell or holds one: in a container, in an object's attributes (its
     own, its slots, and its class's: `class M: w = Variable(...)` read as `self.w`), in a
     class's attributes, or in a module's (followed to any depth, each object once)."""
+    seen, classes = set(), []
+    if _holds_state(value, seen, classes):
+        return True
+    # The classes met, last: their attributes seldom hold a cell, and are mostly methods.
+    while classes:
+        for klass in classes.pop().__mro__:
+            if klass.__module__ == "builtins" or id(klass) in seen:
+                continue
+            seen.add(id(klass))
+            if any(_holds_state(item, seen, classes) for item in vars(klass).values()
+                   if not isinstance(item, _NO_CLASS_STATE)):
+                return True
+    return False
+
+
+def _holds_state(value, seen: set, classes: list) -> bool:
+    """Whether `value` holds a cell but for the attributes of classes, which it puts in
+    `classes` (its own, or its class)."""
     if isinstance(value, StateCell):
         return True
     if isinstance(value, _NO_STATE):
         return False
-    seen = _seen if _seen is not None else set()
-    if isinstance(value, type):  # (each class of its __mro__ marked seen there)
-        return _class_holds_state(value, seen)
+    if isinstance(value, type):
+        classes.append(value)
+        return False
     if id(value) in seen:
         return False
     seen.add(id(value))
     if isinstance(value, (tuple, list, set, frozenset, collections.deque)):
-        return any(holds_state(item, seen) for item in value)
+        return any(_holds_state(item, seen, classes) for item in value)
     if isinstance(value, (dict, types.MappingProxyType)):
-        return any(holds_state(item, seen) for item in value.values())
+        return any(_holds_state(item, seen, classes) for item in value.values())
     if isinstance(value, types.MethodType):
-        return holds_state(value.__self__, seen)
+        return _holds_state(value.__self__, seen, classes)
     if isinstance(value, types.ModuleType):
-        return _module_holds_state(value, seen)
+        return _module_holds_state(value, seen, classes)
+    classes.append(type(value))
     attributes = getattr(value, "__dict__", None)
-    if isinstance(attributes, dict) and any(
-            holds_state(item, seen) for item in attributes.values()):
-        return True
-    return _class_holds_state(type(value), seen) or any(
-        holds_state(getattr(value, slot, None), seen) for slot in _slot_names(type(value)))
+    return isinstance(attributes, dict) and any(
+        _holds_state(item, seen, classes) for item in attributes.values()) or any(
+        _holds_state(getattr(value, slot, None), seen, classes)
+        for slot in _slot_names(type(value)))
 
 
-def _class_holds_state(cls: type, seen: set) -> bool:
-    """Whether a class, or one it inherits from (Python's own left out), has an attribute
-    that holds a cell."""
-    for klass in cls.__mro__:
-        if klass.__module__ == "builtins" or id(klass) in seen:
-            continue
-        seen.add(id(klass))
-        if any(holds_state(item, seen) for item in vars(klass).values()):
-            return True
-    return False
+# What a class's attributes mostly are, none of which holds a cell: its methods and docstring.
+_NO_CLASS_STATE = _NO_STATE + (staticmethod, classmethod, property, types.MemberDescriptorType,
+                               types.GetSetDescriptorType)
 
 
-def _module_holds_state(module: types.ModuleType, seen: set) -> bool:
+def _module_holds_state(module: types.ModuleType, seen: set, classes: list) -> bool:
     """Whether a module (a file of settings: `params.W`) holds a cell in its data; its
     functions, classes and the modules it imports are not followed, nor are NumPy's and
     Python's own modules."""
     package = module.__name__.partition(".")[0]
     if package in _LIBRARY_MODULES or package in sys.stdlib_module_names:
         return False
-    return any(holds_state(item, seen) for item in vars(module).values()
+    return any(_holds_state(item, seen, classes) for item in vars(module).values()
                if not isinstance(item, (type, types.ModuleType)))
 
 
