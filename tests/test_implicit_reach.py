@@ -1,9 +1,12 @@
 """implicit_grad reaches every Variable the function reads: held by a class (read through an
 object, the class, or `type(self)`), given as a parameter's default (also a partial's bound
-keyword), in an object's slots, or in a module's attributes. Each loss reads its Variables as
+keyword), in an object's slots, or in a module's attributes; in a closure's containers and
+objects, a partial's bound arguments, behind a property or __getattr__, in a traced helper, a
+loop, a comprehension, or a dataclass. Each loss reads its Variables as
 `sum(sin(x * w))`, whose gradient in w is `x * cos(x * w)`; checked eagerly and traced, through
 implicit_grad, implicit_value_and_grad and an optimizer's minimize, in float64 and float32."""
 import collections
+import dataclasses
 import functools
 import sys
 import types
@@ -129,9 +132,84 @@ def _module_attribute(v):
     return loss, [settings.W]
 
 
+def _closure_containers_and_objects(v):
+    held = {"w": v()}, [v()], (v(),)
+
+    class Holder:
+        def __init__(self):
+            self.w = v()
+    objects = [Holder()]
+
+    def loss(x):
+        return (np.sum(np.sin(x * held[0]["w"])) + np.sum(np.sin(x * held[1][0]))
+                + np.sum(np.sin(x * held[2][0])) + np.sum(np.sin(x * objects[0].w)))
+    return loss, [held[0]["w"], held[1][0], held[2][0], objects[0].w]
+
+
+def _partial_positional(v):
+    bound = functools.partial(_part_first, v())
+
+    def loss(x):
+        return bound(x)
+    return loss, [bound.args[0]]
+
+
+def _part_first(w, x):
+    return np.sum(np.sin(x * w))
+
+
+def _property_and_getattr(v):
+    class Holder:
+        def __init__(self):
+            self._w, self._more = v(), {"k": v()}
+
+        @property
+        def w(self):
+            return self._w
+
+        def __getattr__(self, name):
+            try:
+                return self.__dict__["_more"][name]
+            except KeyError:
+                raise AttributeError(name) from None
+    holder = Holder()
+
+    def loss(x):
+        return np.sum(np.sin(x * holder.w)) + np.sum(np.sin(x * holder.k))
+    return loss, [holder._w, holder._more["k"]]
+
+
+def _traced_helper_loop_and_comprehension(v):
+    w, ws = v(), [v(), v()]
+
+    @autotrace.function
+    def helper(x):
+        return np.sum(np.sin(x * w))
+
+    def loss(x):
+        total = helper(x)
+        for item in ws[:1]:
+            total = total + np.sum(np.sin(x * item))
+        return total + sum([np.sum(np.sin(x * item)) for item in ws[1:]])
+    return loss, [w] + ws
+
+
+def _dataclass_field(v):
+    @dataclasses.dataclass
+    class Holder:
+        w: object
+    holder = Holder(v())
+
+    def loss(x):
+        return np.sum(np.sin(x * holder.w))
+    return loss, [holder.w]
+
+
 CASES = [_class_attribute, _read_through_the_class, _read_through_type_of_self,
          _module_class_attribute, _default_argument, _default_argument_of_the_loss,
-         _container_default, _partial_keyword, _slots, _module_attribute]
+         _container_default, _partial_keyword, _slots, _module_attribute,
+         _closure_containers_and_objects, _partial_positional, _property_and_getattr,
+         _traced_helper_loop_and_comprehension, _dataclass_field]
 
 
 def _pairs_by(way, loss, x):
