@@ -35,9 +35,15 @@ def weighted_pad(t, array, pad_width, mode, stat_length=None, reflect_type="even
     xp = array_module(t)
     if mode == "empty":
         return xp.pad(t, pad_width)
-    if mode not in _STATISTICS:  # an odd reflection: linear in the array
-        return xp.pad(t, pad_width, mode, reflect_type=reflect_type)
     widths, lengths = _pairs(np.ndim(array), pad_width), _pairs(np.ndim(array), stat_length)
+    if mode not in _STATISTICS:  # an odd reflection: linear in the array, axis after axis
+        for axis, width in enumerate(widths):
+            if width != (0, 0):
+                matrix = _reflection_matrix(np.shape(t)[axis], width, mode, reflect_type,
+                                            real_dtype(t))
+                t = xp.moveaxis(xp.tensordot(t, xp.asarray(matrix), axes=([axis], [1])), -1,
+                                axis)
+        return t
     for axis in range(np.ndim(array)):
         stage = _padded_before(array, widths, axis, mode, stat_length)
         before, after = _side_weights(stage, axis, widths[axis], lengths[axis], mode, t)
@@ -54,7 +60,7 @@ def weighted_unpad(g, array, pad_width, mode, stat_length=None, reflect_type="ev
     for axis in reversed(range(ndim)):
         before, after = int(widths[axis][0]), int(widths[axis][1])
         size = np.shape(g)[axis]
-        middle = g[(slice(None),) * axis + (slice(before, size - after),)]
+        middle = g[(slice(None),) * axis + (slice(before, size - after), Ellipsis)]
         if mode == "empty" or (before, after) == (0, 0):
             g = middle
         elif mode in _STATISTICS:
@@ -101,7 +107,7 @@ def _side_weights(stage, axis, width, length, mode, like):
         if padded == 0:
             sides.append(None)
             continue
-        items = stage[(slice(None),) * axis + (window,)]
+        items = stage[(slice(None),) * axis + (window, Ellipsis)]
         sides.append((window, _statistic_weights(items, axis, mode, like)))
     return sides
 
@@ -119,7 +125,7 @@ def _statistic_weights(items, axis, mode, like):
     ordered = xp.sort(items, axis=axis)
 
     def ranked(rank):
-        return ordered[(slice(None),) * axis + (slice(rank, rank + 1),)]
+        return ordered[(slice(None),) * axis + (slice(rank, rank + 1), Ellipsis)]
     if count % 2:
         return _ties(items, ranked(count // 2), axis, like)
     return 0.5 * _ties(items, ranked(count // 2 - 1), axis, like) + 0.5 * _ties(
@@ -141,7 +147,8 @@ def _pad_axis(t, axis, width, before, after):
         if weights is None:
             continue
         window, weight = weights
-        value = xp.sum(t[(slice(None),) * axis + (window,)] * weight, axis=axis, keepdims=True)
+        value = xp.sum(t[(slice(None),) * axis + (window, Ellipsis)] * weight, axis=axis,
+                       keepdims=True)
         shape = list(np.shape(value))
         shape[axis] = count
         filled = xp.broadcast_to(value, tuple(shape))
@@ -153,7 +160,8 @@ def _spread(g, axis, span, weights, size):
     """The gradient of the items padded in `span` of `axis`, spread over the window they were
     computed from by its weights, in an array as long as the unpadded axis."""
     xp = array_module(g)
-    total = xp.sum(g[(slice(None),) * axis + (slice(*span),)], axis=axis, keepdims=True)
+    total = xp.sum(g[(slice(None),) * axis + (slice(*span), Ellipsis)], axis=axis,
+                   keepdims=True)
     window, weight = weights
     spread = total * weight
     widths = [(0, 0)] * np.ndim(g)
