@@ -19,22 +19,28 @@ or the number of iterations, leaves when the graph runs.
 
 So around each traced `if` (`BranchNumbers`), the Python values of the trace's state
 (object_slots `_Trace.before`: the attributes of the user's objects, items of dicts and
-lists, globals, closure variables; numbers, strings, None, bools, tuples, arrays, other
-objects) are taken before the branches, and each branch is traced from them: the second
-branch does not see what the first wrote, set or deleted. Where the two branches leave a
-value different (an attribute set on one path only counts as different), the `if` is refused
-(BranchStateError, naming the user's line, the value and what to write instead); where they
-leave it the same (`self.calls += 1` in a layer both branches call), it keeps that value.
-Around a traced loop's body (`loop_numbers_watched`), a value the body changes is refused at
-the loop. Numbers, strings, bytes, None, bools, tuples of them and NumPy arrays are compared
-by value, other objects by identity (no user's `__eq__` runs). A layer not yet built (`built`
-False: Keras's convention, autotrace.Module's) is left to build once, while the branch that
-first calls it is traced: only the numbers of its state are watched. Nothing but the user's
-own values is ever put into their state; values holding traced values are object_slots' to
-refuse.
+lists, globals, closure variables) are taken before the branches, and each branch is traced
+from them: the second branch does not see the plain data the first wrote, set or deleted.
+Plain data (numbers, strings, bytes, None, bools, NumPy scalars and arrays, and tuples,
+lists, dicts and dataclasses of plain data) is compared by what it holds, recursively, with
+no user's `__eq__` run: where the two branches leave it different (set on one path only
+counts as different), the `if` is refused (BranchStateError, naming the user's line, the
+value and what to write instead); where they leave it alike (`self.calls += 1`, a new
+`dict(training=training)` in a layer both branches call), it keeps that value. Other objects
+(a Variable, a layer, a function made lazily on a first call) are not compared: one the first
+branch makes stays for the second, and where both make one, the first's stays; only plain
+data on one path and such an object on the other counts as different. A layer building
+itself (not yet `built`, Keras's and autotrace.Module's convention, or given a new attribute
+holding such an object in a branch: its Variables made under an `is_built` flag of its own)
+builds once, while the branch that first calls it is traced: only the numbers of its state
+are watched. Around a traced loop's body (`loop_numbers_watched`), plain data the body
+changes, or sets where nothing was (but a dict's key, a memo: `cache[n] = np.arange(n)`, or
+an array), is refused at the loop. Nothing but the user's own values is ever put into their
+state; values holding traced values are object_slots' to refuse.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from contextlib import contextmanager
 from itertools import islice
@@ -77,6 +83,8 @@ _LOOP_VALUES = (
     "write it after the loop")
 
 _SHOWN = 60  # characters of a value's repr a message shows
+_ATOMS = (bool, int, float, complex, str, bytes)
+_DEPTH = 6  # levels of containers plain data may nest
 
 
 class BranchStateError(ObjectStateError):
@@ -92,23 +100,72 @@ def _is_number(value) -> bool:
         np.issubdtype(kind, np.number))
 
 
+def _plain(value, depth: int = 0) -> bool:
+    """Whether `value` is plain data, compared by what it holds: None, bools, numbers, strings,
+    bytes, NumPy scalars and dtypes, arrays (not of objects), and tuples, lists, dicts and
+    dataclasses whose contents are plain data. Variables, layers, functions and other objects
+    are not (a branch or loop body making one keeps it, as a layer built while traced)."""
+    kind = type(value)
+    if value is None or kind in _ATOMS or isinstance(value, (np.generic, np.dtype)):
+        return True
+    if kind is np.ndarray:
+        return value.dtype != object
+    if depth >= _DEPTH:
+        return False
+    if kind in (tuple, list):
+        return len(value) <= MAX_ITEMS and all(_plain(item, depth + 1) for item in value)
+    if kind is dict:
+        return len(value) <= MAX_ITEMS and all(
+            _plain(key, depth + 1) and _plain(item, depth + 1) for key, item in value.items())
+    return _is_dataclass(value) and all(
+        _plain(item, depth + 1) for item in _fields(value))
+
+
 def _alike(old, new) -> bool:
-    """Whether two values are the same: numbers, bools, strings, bytes and None of one type
-    and value (NaN is NaN), tuples of alike items, arrays of one dtype, shape and contents;
-    any other object only itself."""
+    """Whether two values of plain data hold the same: numbers, bools, strings, bytes and None
+    of one type and value (NaN is NaN), arrays of one dtype, shape and contents, tuples, lists,
+    dicts and dataclasses of alike contents (no user's `__eq__` runs); any other object only
+    itself."""
     if old is new:
         return True
     kind = type(old)
     if kind is not type(new):
         return False
-    if kind in (int, float, complex, bool, str, bytes) or isinstance(old, np.generic):
+    if kind in _ATOMS or isinstance(old, np.generic):
         return bool(old == new) or (old != old and new != new)
-    if isinstance(old, tuple):
+    if isinstance(old, np.dtype):
+        return old == new
+    if kind in (tuple, list):
         return len(old) == len(new) and all(map(_alike, old, new))
+    if kind is dict:
+        return list(old) == list(new) and all(_alike(old[key], new[key]) for key in old)
     if kind is np.ndarray:
         return old.dtype == new.dtype and old.shape == new.shape and \
             old.dtype != object and old.tobytes() == new.tobytes()
-    return False
+    return _is_dataclass(old) and all(map(_alike, _fields(old), _fields(new)))
+
+
+def _differ(first, second) -> bool:
+    """Whether two values of one place count as different: plain data is compared by what it
+    holds, plain data and another object (or nothing) differ; two objects that are not plain
+    data (a layer made on each path, a Variable, a function) are not compared."""
+    first_plain, second_plain = _plain(first), _plain(second)
+    if first_plain and second_plain:
+        return not _alike(first, second)
+    return first_plain or second_plain
+
+
+def _is_dataclass(value) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _fields(value) -> list:
+    return [getattr(value, field.name, _GONE) for field in dataclasses.fields(value)]
+
+
+def _is_object(value) -> bool:
+    """A value set that is not plain data (a layer, a Variable, a function)."""
+    return value is not _GONE and not _plain(value)
 
 
 def _shown(value) -> str:
@@ -198,25 +255,43 @@ class _Watched:
         else:
             mapping.pop(key, None)
 
-    def changes(self, before: dict, after: dict) -> list:
+    def changes(self, before: dict, after: dict, growing=frozenset()) -> list:
         """(place, before, after) for each place whose value differs, neither holding a
-        traced value (object_slots.py refuses those)."""
+        traced value (object_slots.py refuses those); in a layer building itself (not yet
+        built, or one of the mappings `growing`) numbers only."""
         found = []
         for place in before.keys() | after.keys():
             old, new = before.get(place, _GONE), after.get(place, _GONE)
             if old is not new and not _holds_tracer(old) and not _holds_tracer(new) and (
-                    _is_number(old) and _is_number(new) or not self._building(place)):
+                    _is_number(old) and _is_number(new) or
+                    not self._building(place, growing)):
                 found.append((place, old, new))
         return found
 
-    def _building(self, place) -> bool:
+    def _building(self, place, growing) -> bool:
         index, key = place
-        return (index if index is not None else ("slot", key)) in self.building
+        return (index if index is not None else ("slot", key)) in self.building or \
+            index in growing
 
-    def restore(self, start: dict) -> None:
-        """Put back what the places held at `start`."""
-        for place, _, _ in self.changes(start, self.taken()):
-            self.put(place, start.get(place, _GONE))
+    def growing(self, before: dict, after: dict) -> set:
+        """The objects and dicts given a new attribute or key holding an object that is not
+        plain data between `before` and `after`: a layer building itself on its first call
+        (its Variables made, a flag `is_built` of its own set), whose numbers alone are
+        watched."""
+        return {place[0] for place, old, new in self.changes(before, after)
+                if place[0] is not None and old is _GONE and _is_object(new)}
+
+    def is_item(self, place) -> bool:
+        """Whether `place` is an item of a dict (not an attribute, a global, a list's item)."""
+        return place[0] is not None and self.mappings[place[0]][1] == "item"
+
+    def restore(self, start: dict, keep_objects: bool = False, growing=frozenset()) -> None:
+        """Put back what the places held at `start`; with `keep_objects`, not the objects
+        that are not plain data set since (a layer or Variable made stays, as one traced
+        branch made it) nor what the layers building themselves (`growing`) set but numbers."""
+        for place, _, new in self.changes(start, self.taken(), growing):
+            if not (keep_objects and _is_object(new)):
+                self.put(place, start.get(place, _GONE))
 
 
 def _unbuilt(value) -> bool:
@@ -271,6 +346,7 @@ class BranchNumbers:
         self.watched = _watched(trace) if trace is not None else None
         self.start = self.watched.taken() if self.watched is not None else {}
         self.left: dict = {}  # side -> what the branch left in each place
+        self.growing: set = set()  # the layers building themselves in a branch (_Watched)
 
     @contextmanager
     def branch(self, side: bool):
@@ -278,18 +354,18 @@ class BranchNumbers:
         if self.watched is None:
             yield
             return
-        self.watched.restore(self.start)
+        self.watched.restore(self.start, keep_objects=True, growing=self.growing)
         yield
         self.left[side] = self.watched.taken()
+        self.growing |= self.watched.growing(self.start, self.left[side])
 
     def check(self) -> None:
         """Refuse a value the two branches leave different; one they leave the same keeps
         that value."""
         if True not in self.left or False not in self.left:
             return
-        different = [(place, first, second) for place, first, second in
-                     self.watched.changes(self.left[True], self.left[False])
-                     if not _alike(first, second)]
+        changes = self.watched.changes(self.left[True], self.left[False], self.growing)
+        different = [change for change in changes if _differ(change[1], change[2])]
         if different:
             place, first, second = _ordered(different, self.watched)[0]
             self.watched.restore(self.start)  # (the values as before the refused statement)
@@ -298,6 +374,9 @@ class BranchNumbers:
                            self.start.get(place, _GONE),
                            ", or compute the new value with np.where(condition, new, old) "
                            f"and write it after the {self.statement}")
+        for place, first, second in changes:  # the then-branch's objects stay
+            if _is_object(first):
+                self.watched.put(place, first)
 
 
 @contextmanager
@@ -311,8 +390,14 @@ def loop_numbers_watched(where: str, statement: str):
     watched = _watched(trace)
     before = watched.taken()
     yield
-    changed = [change for change in watched.changes(before, watched.taken())
-               if not _alike(change[1], change[2])]
+    after = watched.taken()
+    # A key the body adds to a dict (a memo: `cache[n] = np.arange(n)`) or an array it keeps
+    # where nothing was (`self.row = rows[:3]`) is allowed, as an object made (a layer built,
+    # a Variable) is: the body writes it alike each time.
+    changed = [change for change in watched.changes(before, after,
+                                                    watched.growing(before, after))
+               if _differ(change[1], change[2]) and not (change[1] is _GONE and (
+                   watched.is_item(change[0]) or type(change[2]) is np.ndarray))]
     if changed:
         place, old, new = _ordered(changed, watched)[0]
         watched.restore(before)

@@ -292,3 +292,146 @@ def test_the_state_of_an_object_of_a_user_module_named_as_the_standard_librarys_
             "leave different Python numbers in counter.n (6.0 and 1.0)")):
         autotrace.function(f)(np.array([-1.0, -2.0]))
     assert counter.n == 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    units: int
+
+
+class Remember(autotrace.layers.Layer):
+    """Writes a new dict, list and frozen dataclass, equal on each call."""
+
+    def call(self, x, training=None):
+        self.last_call, self.shapes = dict(training=training), [x.shape]
+        self.spec = Spec(units=x.shape[-1])
+        return x * 2.0
+
+
+class Lazy(autotrace.Module):
+    """Makes its sub-layer on its first call (no build method)."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = None
+
+    def __call__(self, x):
+        if self.head is None:
+            self.head = autotrace.layers.Dense(1, kernel_initializer="ones")
+        return self.head(x)
+
+
+class FlexibleDense(autotrace.Module):
+    """Makes its Variables on its first call, under a flag of its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.is_built = False
+
+    def __call__(self, x):
+        if not self.is_built:
+            self.w = autotrace.Variable(np.full((x.shape[-1], 2), 0.5))
+            self.is_built = True
+        return x @ self.w
+
+
+class CachedFunction:
+    def __init__(self):
+        self.function = None
+
+    def get(self):
+        if self.function is None:
+            self.function = autotrace.function(lambda v: v * 3.0)
+        return self.function
+
+
+def _both_branches(layer):
+    def f(x):
+        if np.sum(x) > 0:
+            return layer(x)
+        return -layer(x)
+    return f
+
+
+def _first_branch(layer):
+    def f(x):
+        y = x * 4.0
+        if np.sum(x) > 0:
+            y = layer(x)
+        return y
+    return f
+
+
+def _cached(holder):
+    def f(x):
+        if np.sum(x) > 0:
+            return holder.get()(x)
+        return -x
+    return f
+
+
+@pytest.mark.parametrize("make, positive, negative", [
+    (lambda: _both_branches(Remember()), [[2.0, 4.0]], [[2.0, 4.0]]),
+    (lambda: _both_branches(Lazy()), [[3.0]], [[3.0]]),
+    (lambda: _both_branches(FlexibleDense()), [[1.5, 1.5]], [[1.5, 1.5]]),
+    (lambda: _first_branch(FlexibleDense()), [[1.5, 1.5]], [[-4.0, -8.0]]),
+    (lambda: _cached(CachedFunction()), [[3.0, 6.0]], [[1.0, 2.0]]),
+])
+def test_equal_plain_data_and_objects_made_in_a_branch_are_kept(make, positive, negative):
+    traced, x = autotrace.function(make()), np.array([[1.0, 2.0]])
+    np.testing.assert_allclose(traced(x), positive)
+    np.testing.assert_allclose(traced(-x), negative)
+
+
+def test_the_objects_a_lazy_layer_makes_in_one_branch_are_those_both_use():
+    lazy = Lazy()
+    traced = autotrace.function(_both_branches(lazy))
+    np.testing.assert_allclose(traced(np.array([[1.0, 2.0]])), [[3.0]])
+    lazy.head.kernel.assign(np.full((2, 1), 2.0))  # the graph of the else-branch reads it
+    np.testing.assert_allclose(traced(np.array([[-1.0, -2.0]])), [[6.0]])
+
+
+def test_an_object_on_one_path_and_plain_data_on_the_other_is_refused():
+    global holder
+    holder, variable = Holder(), autotrace.Variable(np.array(6.0))
+
+    def f(x):
+        if np.sum(x) > 0:
+            holder.option = variable
+        else:
+            holder.option = None
+        return x
+
+    with pytest.raises(BranchStateError, match=re.escape(
+            "leave holder.option different (<autotrace.Variable")):
+        autotrace.function(f)(np.array([1.0, 2.0]))
+    assert holder.option is None
+
+
+class Cell(autotrace.layers.Layer):
+    def call(self, h):
+        self.spec, self.state_size = Spec(units=h.shape[-1]), [h.shape[-1]]
+        return np.tanh(h)
+
+
+def test_a_loop_body_writing_equal_plain_data_or_a_memo_is_kept():
+    cell, cache = Cell(), {}
+
+    def basis(n):
+        if n not in cache:
+            cache[n] = np.arange(1.0, n + 1)
+        return cache[n]
+
+    def f(h, n):
+        i = 0
+        while i < n:
+            h = cell(h) * basis(2)
+            cache["last"] = "done"
+            i += 1
+        return h
+
+    cell(np.ones((1, 2)))
+    h = np.array([[0.5, -0.3]])
+    np.testing.assert_allclose(autotrace.function(f)(h, np.array(2)),
+                               np.tanh(np.tanh(h) * [1.0, 2.0]) * [1.0, 2.0])
+    assert cell.state_size == [2] and cache["last"] == "done"
