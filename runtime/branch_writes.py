@@ -40,6 +40,7 @@ state; values holding traced values are object_slots' to refuse.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 from contextlib import contextmanager
@@ -51,6 +52,7 @@ from .object_slots import ObjectStateError, _holds_tracer, _traces
 from .object_walk import MAX_ITEMS, Slot, is_user_object, load, store
 
 _GONE = object()  # what a place holds where the attribute, item or variable is not set
+_DICTS = (dict, collections.Counter, collections.OrderedDict, collections.defaultdict)
 
 _ADVICE = (
     "Keep {label} in an autotrace.Variable ({label} = autotrace.Variable({value!r}) where it is "
@@ -201,7 +203,7 @@ class _Watched:
             value, building = slot.value, any(map(_unbuilt, slot.owners))
             if is_user_object(value):
                 add(value, "attr", slot.label, building or _unbuilt(value))
-            elif type(value) is dict:
+            elif type(value) in _DICTS:
                 add(value, "item", slot.label, building)
             elif type(value) is list:
                 if building:
@@ -281,9 +283,13 @@ class _Watched:
         return {place[0] for place, old, new in self.changes(before, after)
                 if place[0] is not None and old is _GONE and _is_object(new)}
 
-    def is_item(self, place) -> bool:
-        """Whether `place` is an item of a dict (not an attribute, a global, a list's item)."""
-        return place[0] is not None and self.mappings[place[0]][1] == "item"
+    def is_memo(self, place) -> bool:
+        """Whether `place` is an item of a dict (not an attribute, a global, a list's item,
+        nor an item of a Counter or defaultdict, whose new keys count from a default)."""
+        if place[0] is None:
+            return False
+        mapping, kind, _ = self.mappings[place[0]]
+        return kind == "item" and type(mapping) in (dict, collections.OrderedDict)
 
     def restore(self, start: dict, keep_objects: bool = False, growing=frozenset()) -> None:
         """Put back what the places held at `start`; with `keep_objects`, not the objects
@@ -397,7 +403,7 @@ def loop_numbers_watched(where: str, statement: str):
     changed = [change for change in watched.changes(before, after,
                                                     watched.growing(before, after))
                if _differ(change[1], change[2]) and not (change[1] is _GONE and (
-                   watched.is_item(change[0]) or type(change[2]) is np.ndarray))]
+                   watched.is_memo(change[0]) or type(change[2]) is np.ndarray))]
     if changed:
         place, old, new = _ordered(changed, watched)[0]
         watched.restore(before)

@@ -4,6 +4,7 @@ traced `if` leave different, or that a traced loop's body changes, is refused at
 as numbers are; one both branches leave alike keeps that value (runtime/branch_writes.py). A
 user's module named like one of the standard library's is the user's code
 (runtime/python_modules.py)."""
+import collections
 import dataclasses
 import importlib.util
 import inspect
@@ -435,3 +436,22 @@ def test_a_loop_body_writing_equal_plain_data_or_a_memo_is_kept():
     np.testing.assert_allclose(autotrace.function(f)(h, np.array(2)),
                                np.tanh(np.tanh(h) * [1.0, 2.0]) * [1.0, 2.0])
     assert cell.state_size == [2] and cache["last"] == "done"
+
+
+def test_a_count_a_loop_body_keeps_in_a_counter_is_refused_at_the_loop():
+    global holder
+    holder = Holder()
+    holder.counts = collections.Counter()
+
+    def f(x, n):
+        i = 0
+        while i < n:
+            holder.counts["steps"] += 1
+            x, i = x + 1.0, i + 1
+        return x * holder.counts["steps"]
+
+    with pytest.raises(BranchStateError, match=re.escape(
+            f"test_branch_state_more.py:{_line(f, 'while i')}: the body of this while loop on a "
+            "traced value (while i < n:) changes holder.counts['steps'] (from not set to 1): ")):
+        autotrace.function(f)(np.array([1.0, 2.0]), np.array(2))
+    assert holder.counts == collections.Counter()
