@@ -159,9 +159,10 @@ REFUSED = [
     (counts_forever, 3, "autotrace reads a loop's iterable whole, before the loop, and "
      "count(...) never ends: write a while loop with a counter, or zip it with a sequence "
      "that ends"),
-    (accumulates_in_a_comprehension, 2, "autotrace differentiates accumulate(...) as a for "
-     "loop's iterable (for total in accumulate(xs):) or as the list of an assignment (totals = "
-     "list(accumulate(xs))); elsewhere build the running values in a loop"),
+    (accumulates_in_a_comprehension, 2, "autotrace cannot differentiate building a accumulate "
+     "from values that carry gradient: autotrace differentiates accumulate(...) read whole where "
+     "it is made: as a for loop's iterable, or in list(...); write list(accumulate(...)) and "
+     "keep the list"),
     (counts_from_a_name, 3, "autotrace follows count(...) in zip with whole numbers written out as "
      "its start and step; use enumerate(..., start=...), or a range"),
     (keeps_the_iterator, 2, "autotrace cannot differentiate building a pairwise from values "
@@ -188,3 +189,42 @@ def test_zip_strict_raises_as_python_does():
         return sum([np.sum(u * v) for u, v in zip([x[0]], [x[1], x[2]], strict=True)])
     with pytest.raises(ValueError, match="zip\\(\\) argument 2 is longer than argument 1"):
         autotrace.grad(unequal)(np.array([0.5, 1.5, -0.3]))
+
+
+SIZES = (2, 1, 3)
+
+
+def over_constants(x):
+    """accumulate over constants wherever it stands, islice bounding an endless iterator and
+    zip_longest over a range: Python's iterators, or written out over constant positions."""
+    starts = [0] + list(itertools.accumulate(SIZES))
+    ends = np.array(list(itertools.accumulate(SIZES)))
+    total = 0.0
+    for a, b in pairwise(itertools.accumulate(SIZES, initial=0)):
+        total = total + np.sum(x[a:b] ** 2) * (b - a)
+    for k, end in enumerate(itertools.accumulate(SIZES)):
+        total = total + k * x[end - 1] + starts[k] * x[0]
+    for part in np.split(x, list(itertools.accumulate(SIZES))[:-1]):
+        total = total + np.sum(np.sin(part))
+    for k in itertools.islice(itertools.count(1, 2), 2):
+        total = total + x[k] ** 2
+    for k, w in enumerate(itertools.islice(itertools.cycle([1.0, -1.0]), 4)):
+        total = total + w * x[k] ** 3
+    for w in itertools.islice(itertools.repeat(0.5), 3):
+        total = total + w * x[0] ** 2
+    for v, k in zip(x, itertools.islice(itertools.count(), 10)):
+        total = total + k * v ** 2
+    for a, b in itertools.zip_longest(range(3), x):
+        total = total + (0 if a is None else a) * b
+    for a, b in itertools.zip_longest(x[:3], range(2), fillvalue=0):
+        total = total + a * b
+    return total + np.sum(ends * x[:3])
+
+
+def test_over_constants():
+    x = np.array([0.5, 1.5, -0.3, 0.8, 1.1, -0.7])
+    expected = central_difference(over_constants, x)
+    np.testing.assert_allclose(autotrace.grad(over_constants)(x), expected, rtol=1e-6, atol=1e-8)
+    value, tangent = autotrace.jvp(over_constants, (x,), (np.ones(6),))
+    assert value == pytest.approx(over_constants(x), rel=1e-12)
+    assert tangent == pytest.approx(np.sum(expected), rel=1e-6)

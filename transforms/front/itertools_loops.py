@@ -19,8 +19,9 @@ over, as a plain zip is (transforms/front/list_methods.py).
 
 Only where the iterator is read whole, at once (the places transforms/front/maps_and_filters.py
 rewrites: a for loop's or a comprehension's iterable, the argument of list, tuple, sum, ...).
-count(), cycle and repeat(v) never end but in zip beside a sequence: elsewhere they are
-refused, with what to write.
+count(), cycle and repeat(v) never end but in zip beside a sequence or as islice's iterable
+(which stays, as Python's, as accumulate elsewhere does): elsewhere they are refused, with what
+to write. zip_longest lists a range argument to add its fillvalue.
 """
 from __future__ import annotations
 
@@ -114,18 +115,16 @@ class Iterators:
             if node.args:
                 node.args[0] = self.iterable(node.args[0])
             return node
+        if function is itertools.accumulate or function is itertools.islice and (
+                node.args and self.endless(node.args[0])):
+            return node  # (an accumulate outside a loop's header, an islice bounding an
+            # endless iterator: Python runs them, as any iterator it is not written out)
         if function in _ENDLESS and not (function is itertools.repeat and
                                          len(node.args) + len(node.keywords) == 2):
             raise self.location.error(
                 node, f"autotrace reads a loop's iterable whole, before the loop, and "
                 f"{function.__name__}(...) never ends: write a while loop with a counter, or "
                 f"zip it with a sequence that ends", function.__name__)
-        if function is itertools.accumulate:
-            raise self.location.error(
-                node, "autotrace differentiates accumulate(...) as a for loop's iterable "
-                "(for total in accumulate(xs):) or as the list of an assignment (totals = "
-                "list(accumulate(xs))); elsewhere build the running values in a loop",
-                "accumulate")
         if function is builtins.zip and any(self.endless(a) for a in node.args) and (
                 all(self.endless(a) for a in node.args) or any(
                     k.arg == "strict" and not (isinstance(k.value, gast.Constant)
@@ -191,7 +190,7 @@ class Iterators:
                 sequence = temporary("seq")
                 sequences.append(sequence)
                 listed = argument if isinstance(argument, (gast.List, gast.ListComp)) or \
-                    self.is_range(argument) else \
+                    self.is_range(argument) and function is not itertools.zip_longest else \
                     gast.Call(func=_name("list"), args=[argument], keywords=[])
                 if function is itertools.zip_longest:
                     listed = gast.BinOp(left=listed, op=gast.Add(),
