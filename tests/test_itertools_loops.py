@@ -228,3 +228,22 @@ def test_over_constants():
     value, tangent = autotrace.jvp(over_constants, (x,), (np.ones(6),))
     assert value == pytest.approx(over_constants(x), rel=1e-12)
     assert tangent == pytest.approx(np.sum(expected), rel=1e-6)
+
+
+def test_nonlocal_of_an_enclosing_function_stays():
+    calls = 0
+
+    def loss(x):
+        def count():
+            nonlocal calls
+            calls += 1
+        count()
+        return np.sum(x ** 2)
+    with pytest.raises(TransformError) as caught:
+        autotrace.grad(loss)(np.array([0.5, 1.5]))
+    assert caught.value.lineno == loss.__code__.co_firstlineno + 2
+    assert caught.value.message == (
+        "autotrace cannot differentiate a nonlocal statement (assigning an enclosing function's "
+        "variable) in a function that returns a value or is used otherwise than called as a "
+        "statement; return the new value and assign it at the call (total = add(total, v))")
+    assert calls == 0

@@ -1,6 +1,7 @@
 """A nested function that assigns its enclosing function's variables through `nonlocal`,
 called only as a statement, written as one that takes those variables and returns their new
-values, which the call assigns:
+values, which the call assigns (where it binds them itself: a nonlocal naming a variable of a
+function enclosing it stays):
 
     def f(x):                                   def f(x):
         total = 0.0                                 total = 0.0
@@ -32,7 +33,8 @@ def return_nonlocal_writes(function: gast.FunctionDef) -> None:
     own = _own_scope(function)
     for definition in [n for n in own if isinstance(n, gast.FunctionDef)]:
         names = _nonlocal_names(definition)
-        if names and _returnable(definition, function, own):
+        if names and set(names) <= _bound(function, own) and \
+                _returnable(definition, function, own):
             _write_returns(definition, names, function)
 
 
@@ -44,6 +46,17 @@ def _own_scope(function) -> list:
         if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
             todo += [c for c in gast.iter_child_nodes(node)]
     return todo
+
+
+def _bound(function, own: list) -> set:
+    """The names `function` binds itself (its parameters, what it assigns): not those of a
+    function enclosing it, which its own nonlocal or global statement names."""
+    arguments = function.args
+    names = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+             + [arguments.vararg, arguments.kwarg] if a is not None}
+    names |= {n.id for n in own if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    return names - {name for n in own if isinstance(n, (gast.Nonlocal, gast.Global))
+                    for name in n.names}
 
 
 def _nonlocal_names(definition) -> list:
