@@ -155,7 +155,40 @@ def takes_while(x):
     return sum(itertools.takewhile(lambda v: v < 1.0, x))
 
 
+def decays_in_the_loop(x):
+    decay = 0.5
+    total = 0.0
+    for t in itertools.accumulate(x, lambda a, b: a * decay + b):
+        total = total + t
+        decay = decay * 0.5
+    return total
+
+
+def writes_ahead(x):
+    xs = list(x)
+    total = 0.0
+    for i, (a, b) in enumerate(pairwise(xs)):
+        if i + 2 < len(xs):
+            xs[i + 2] = xs[i + 2] + a * b
+        total = total + a * b
+    return total
+
+
+def appends_while_sliced(x):
+    xs = list(x)
+    return sum([xs.append(a) or a for a in itertools.islice(xs, 2)])
+
+
 REFUSED = [
+    (decays_in_the_loop, 4, "autotrace runs accumulate(...)'s steps before the loop, and the "
+     "loop changes decay, which its function reads: write the running value in the loop "
+     "(total = f(total, item))"),
+    (writes_ahead, 4, "autotrace reads pairwise(...)'s items before the loop, and the loop "
+     "writes into xs, which Python's pairwise would read after the write: index the items in "
+     "the loop body instead"),
+    (appends_while_sliced, 3, "autotrace reads islice(...)'s items before the loop, and the "
+     "loop writes into xs, which Python's islice would read after the write: index the items "
+     "in the loop body instead"),
     (counts_forever, 3, "autotrace reads a loop's iterable whole, before the loop, and "
      "count(...) never ends: write a while loop with a counter, or zip it with a sequence "
      "that ends"),

@@ -75,6 +75,13 @@ class Iterators:
         if not any(isinstance(n, gast.Call) and self.written(n) for n in walk(self.function)):
             return
         self.namer = Namer(names_in(self.function))
+        comprehensions = {id(g): c for c in walk(self.function) if isinstance(
+            c, (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp))
+            for g in c.generators}
+        for node in walk(self.function):
+            if isinstance(node, (gast.For, gast.comprehension)):
+                self.check_unwritten(node, node.body if isinstance(node, gast.For) else
+                                     [comprehensions[id(node)]])
         rewrite_statements(self.function, self.accumulated)
         for node in walk(self.function):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and node.args \
@@ -83,6 +90,44 @@ class Iterators:
             elif isinstance(node, (gast.For, gast.comprehension)):
                 node.iter = self.iterable(node.iter)
         _ZipsAsLists(self).visit(self.function)
+
+    def check_unwritten(self, loop, body: list) -> None:
+        """Refuse a loop over an iterator written out whose body writes into what the
+        iterator reads (the list is read before the loop; Python's iterator sees the write),
+        or, over accumulate(xs, f), changes a variable f reads (its steps run before the
+        loop)."""
+        call = next((c for c in walk(loop.iter) if isinstance(c, gast.Call)
+                     and self.written(c)), None)
+        if call is None:
+            return
+        name = self.function_of(call).__name__
+        written = _written_into(body)
+        read = {n.id for n in walk(loop.iter) if isinstance(n, gast.Name)}
+        if read & written:
+            raise self.location.error(
+                loop.iter, f"autotrace reads {name}(...)'s items before the loop, and the loop "
+                f"writes into {sorted(read & written)[0]}, which Python's {name} would read "
+                f"after the write: index the items in the loop body instead", name)
+        if self.function_of(loop.iter) is itertools.accumulate and isinstance(loop, gast.For):
+            options = {k.arg: k.value for k in loop.iter.keywords}
+            combine = loop.iter.args[1] if len(loop.iter.args) == 2 else options.get("func")
+            if combine is None:
+                return
+            nodes = list(walk(combine))
+            nodes += [n for d in walk(self.function) if isinstance(d, gast.FunctionDef)
+                      and isinstance(combine, gast.Name) and d.name == combine.id
+                      for n in walk(d)]
+            changed = {n.id for s in loop.body + [loop.target] for n in walk(s)
+                       if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+            own = {n.id for n in walk(combine.args) if isinstance(n, gast.Name)} \
+                if isinstance(combine, gast.Lambda) else set()
+            read = {n.id for n in nodes if isinstance(n, gast.Name)} - own & (
+                changed | written)
+            if read:
+                raise self.location.error(
+                    loop.iter, f"autotrace runs accumulate(...)'s steps before the loop, and "
+                    f"the loop changes {sorted(read)[0]}, which its function reads: write "
+                    f"the running value in the loop (total = f(total, item))", name)
 
     def written(self, call) -> bool:
         """Whether `call` is one this module writes out where it is read whole."""
@@ -313,6 +358,32 @@ class _ZipsAsLists(gast.NodeTransformer):
                 node.keywords or any(self.iterators.endless(a) for a in node.args)):
             return self.iterators.iterable(node)
         return node
+
+
+_MUTATING = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+             "update", "setdefault", "popitem", "add", "discard", "fill", "put", "resize",
+             "__setitem__", "__iadd__", "__delitem__"}
+
+
+def _written_into(body: list) -> set:
+    """The names whose values `body` may write into: stored into by item or attribute, added
+    to in place (+=), or given to a method that changes its object."""
+    written = set()
+    for node in (n for statement in body for n in walk(statement)):
+        target = None
+        if isinstance(node, (gast.Subscript, gast.Attribute)) and not isinstance(
+                node.ctx, gast.Load):
+            target = node.value
+        elif isinstance(node, gast.AugAssign):
+            target = node.target
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr in _MUTATING:
+            target = node.func.value
+        while isinstance(target, (gast.Subscript, gast.Attribute)):
+            target = target.value
+        if isinstance(target, gast.Name):
+            written.add(target.id)
+    return written
 
 
 def _located(tree, like):
