@@ -179,7 +179,17 @@ def appends_while_sliced(x):
     return sum([xs.append(a) or a for a in itertools.islice(xs, 2)])
 
 
+def counts_groups(x):
+    total = 0.0
+    for k, g in itertools.groupby([0, 0, 1]):
+        total = total + x[0] * len(list(g))
+    return total
+
+
 REFUSED = [
+    (counts_groups, 3, "autotrace reads a loop's iterable whole, before the loop, and the groups "
+     "groupby(...) yields are iterators used up by then: loop over the items and compare each "
+     "key with the one before"),
     (decays_in_the_loop, 4, "autotrace runs accumulate(...)'s steps before the loop, and the "
      "loop changes decay, which its function reads: write the running value in the loop "
      "(total = f(total, item))"),
@@ -280,3 +290,18 @@ def test_nonlocal_of_an_enclosing_function_stays():
         "variable) in a function that returns a value or is used otherwise than called as a "
         "statement; return the new value and assign it at the call (total = add(total, v))")
     assert calls == 0
+
+
+def test_iterator_of_iterators_refused_where_listed():
+    def counts_kept_groups(x):
+        grouped = itertools.groupby([0, 0, 1])
+        total = 0.0
+        for k, g in grouped:
+            total = total + x[0] * len(list(g))
+        return total
+    with pytest.raises(TypeError) as caught:
+        autotrace.grad(counts_kept_groups)(np.array([0.5, 1.5]))
+    assert str(caught.value) == (
+        "autotrace reads a loop's iterable whole, before the loop, and the items of this "
+        "iterator are iterators, used up by then (as groupby's groups are): list each item "
+        "where it is made, or loop over the items themselves")

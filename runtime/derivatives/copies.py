@@ -5,7 +5,8 @@ container holding the same items. Python's copy module finds that through method
 value does not have, and its source, which a derivative would read, writes into a memo and
 calls methods found only when it runs: so a call of either is differentiated as a call of one
 of these (transforms/front/python_versions.py), whose derivative is the identity
-(transforms/rules/containers.py).
+(transforms/rules/containers.py). And a loop's iterable copied as a list where the loop
+starts (`sequence`).
 """
 from __future__ import annotations
 
@@ -40,3 +41,24 @@ def deep_copied(value, memo=None):
         return copy.deepcopy(value, memo)
     memo[id(value)] = made
     return made
+
+
+def sequence(iterable):
+    """Something indexable that iterates like `iterable` (arrays, tuples as they are; a list
+    copied, as it is when the loop starts: the function may append to it later, and the
+    adjoint sweep reads what the loop read). An iterator whose items are iterators (groupby's
+    groups) is refused: listing it first uses them up."""
+    if isinstance(iterable, (tuple, range)) or hasattr(iterable, "shape"):
+        return iterable
+    listed = list(iterable)
+    if iter(iterable) is iterable and any(_iterator(item) or isinstance(item, tuple) and any(
+            _iterator(part) for part in item) for item in listed):
+        raise TypeError(
+            "autotrace reads a loop's iterable whole, before the loop, and the items of this "
+            "iterator are iterators, used up by then (as groupby's groups are): list each item "
+            "where it is made, or loop over the items themselves")
+    return listed
+
+
+def _iterator(value) -> bool:
+    return hasattr(value, "__next__") and iter(value) is value

@@ -17,6 +17,7 @@ import numpy as np
 from .objects import (ObjectGradient, check_stored, field_names,
                       is_dataclass_instance, is_plain_object, with_attribute)
 from .complex_parts import imag_gradient
+from .copies import sequence  # noqa: F401 (a helper of the derivatives, as items.sequence)
 from .real_only import real_part
 from .structure import (_ARGUMENT_KINDS, ClearedList, is_namedtuple,
                                                      _is_traced, rebuild, add, like_container,
@@ -448,15 +449,6 @@ def _restore_held(value, saved) -> None:
     for item, item_held in zip(items.values() if isinstance(items, dict) else items or value,
                                held):
         _restore_held(item, item_held)
-
-
-def sequence(iterable):
-    """Something indexable that iterates like `iterable` (arrays, tuples as they are; a list
-    copied, as it is when the loop starts: the function may append to it later, and the
-    adjoint sweep reads what the loop read)."""
-    if isinstance(iterable, (tuple, range)) or hasattr(iterable, "shape"):
-        return iterable
-    return list(iterable)
 
 
 def dict_items(mapping):

@@ -72,7 +72,8 @@ class Iterators:
         self.namer = None
 
     def rewrite(self) -> None:
-        if not any(isinstance(n, gast.Call) and self.written(n) for n in walk(self.function)):
+        if not any(isinstance(n, gast.Call) and (self.written(n) or resolve(
+                n.func, self.namespace) is itertools.groupby) for n in walk(self.function)):
             return
         self.namer = Namer(names_in(self.function))
         comprehensions = {id(g): c for c in walk(self.function) if isinstance(
@@ -80,6 +81,7 @@ class Iterators:
             for g in c.generators}
         for node in walk(self.function):
             if isinstance(node, (gast.For, gast.comprehension)):
+                self.check_groups(node)
                 self.check_unwritten(node, node.body if isinstance(node, gast.For) else
                                      [comprehensions[id(node)]])
         rewrite_statements(self.function, self.accumulated)
@@ -90,6 +92,17 @@ class Iterators:
             elif isinstance(node, (gast.For, gast.comprehension)):
                 node.iter = self.iterable(node.iter)
         _ZipsAsLists(self).visit(self.function)
+
+    def check_groups(self, loop) -> None:
+        """Refuse groupby(...) in a loop's iterable: its groups are iterators, used up by the
+        time the loop, which reads its iterable whole first, reads them."""
+        grouped = next((c for c in walk(loop.iter) if isinstance(c, gast.Call) and
+                        resolve(c.func, self.namespace) is itertools.groupby), None)
+        if grouped is not None:
+            raise self.location.error(
+                grouped, "autotrace reads a loop's iterable whole, before the loop, and the "
+                "groups groupby(...) yields are iterators used up by then: loop over the items "
+                "and compare each key with the one before", "groupby")
 
     def check_unwritten(self, loop, body: list) -> None:
         """Refuse a loop over an iterator written out whose body writes into what the
