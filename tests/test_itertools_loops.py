@@ -330,3 +330,22 @@ def test_iterator_of_iterators_refused_where_listed():
         "autotrace reads a loop's iterable whole, before the loop, and the items of this "
         "iterator are iterators, used up by then (as groupby's groups are): list each item "
         "where it is made, or loop over the items themselves")
+
+
+def resumed_after_a_break(x):
+    pairs = iter(list(zip(x[:2], x[2:4])))
+    s = 0.0
+    for a, b in pairs:
+        s = s + a * b
+        break
+    for a, b in pairs:
+        s = s + 10 * a * b
+    return s
+
+
+def test_a_traced_loop_ending_at_a_break_leaves_the_next_item_to_the_iterator():
+    """autotrace.function runs a loop over a Python iterator as Python does: a `break` takes no
+    further item, so a later loop over the same iterator starts from the one after it."""
+    x = np.array([0.7, 1.1, 0.3, -0.2, 0.5])
+    assert autotrace.function(resumed_after_a_break)(x) == pytest.approx(
+        0.7 * 0.3 + 10 * 1.1 * -0.2, rel=1e-14)

@@ -183,8 +183,14 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
                 values, *options, over=iterable, user_nones=user_nones, adjoint=adjoint)
         return kept.write_back(taken_over.refuse_writes(results))
     first, saved = values, _save_loop_start(values, placeholders)
-    for item in iterable:
+    items = iter(iterable)
+    while True:
         stopped = values[stop_index] if stop_index is not None else False
+        if not isinstance(stopped, Tracer) and stopped:
+            break  # (before the next item is taken: an iterator a later loop resumes keeps it)
+        item = next(items, _ENDED)
+        if item is _ENDED:
+            break
         if isinstance(stopped, Tracer) and saved and isinstance(iterable, range):
             # Generated code with a break on a traced value: the whole loop runs in the graph,
             # so that what it pushes onto stacks is saved in the graph too (see while_stmt).
@@ -199,10 +205,11 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
                              placeholders=placeholders, user_nones=user_nones,
                              outside=outside, made=made, shared=shared)
             continue
-        if stopped:
-            break
         values = tuple(body_fn(item, *values))
     return values
+
+
+_ENDED = object()  # what an iterator gives for_stmt's Python loop once it has no more
 
 
 def _held(placeholders, functions, where: str, statement: str):
