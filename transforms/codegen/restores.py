@@ -6,6 +6,7 @@ import gast
 
 from .cleanup import map_blocks
 from .naming import name_counts
+from .nodes import walk
 from .templates import name, replace
 from ..reverse.sweep_parts import PAIR, SAVE, UNDOES, marked
 
@@ -45,6 +46,14 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
         for stored in name_counts(statements, (gast.Store, gast.Del)):
             known.pop(stored, None)
 
+    def lift(inner: int, statement, known: dict) -> None:
+        """Rebind after `statement` (an if or a loop) the sources of the writes in it from
+        `inner` on whose written name still holds the source after it: inside, the rebinding
+        would make the source a value of the branch or loop of its own."""
+        for write in writes[inner:]:
+            if known.get(write[2]) is write[1]:
+                write[0] = statement
+
     def follow(block, known: dict, in_loop: bool = False) -> dict:
         for statement in block:
             saved, kind, _ = getattr(statement, SAVE, (None, None, None))
@@ -57,16 +66,22 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
             elif isinstance(statement, gast.If):
                 forget(known, [statement.test])
                 changed = name_counts(statement.body + statement.orelse, gast.Store)
+                inner = len(writes)
                 true = follow(statement.body, dict(known), in_loop)
                 false = follow(statement.orelse, dict(known), in_loop)
                 ifs[id(statement)] = [{n: branch[n] for n in changed if n in branch}
                                       for branch in (known, true, false)]
                 known = {n: source for n, source in true.items() if false.get(n) is source}
+                lift(inner, statement, known)
             elif isinstance(statement, (gast.For, gast.While)):
                 forget(known, [statement])
+                inner = len(writes)
                 follow(statement.body, dict(known), True)
                 follow(statement.orelse, dict(known), True)
+                lift(inner, statement, known)
             else:
+                writes.extend([statement, known[written], written]
+                              for written in _items_written(statement) if written in known)
                 forget(known, [statement])
                 target = (statement.targets[0].id if isinstance(statement, gast.Assign)
                           and len(statement.targets) == 1
@@ -83,7 +98,22 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
         return known
 
     splits = {}  # id of an assignment to split -> its _Split
+    # (a write of items, the source its name holds, that name): see `rebinds` below
+    writes = []
     follow(primal, {})
+    # `_t4 = np.zeros(3); t = _t4; t[:] = x; ...; t = _t4` (the restore): eagerly both names
+    # are one array, written in place. Where the derivative is traced or differentiated again,
+    # each name is a value of its own: the write makes t a new traced value (or gives it a
+    # tangent of its own), which _t4 would miss. The source is bound again to the written name
+    # after each such write: the same object eagerly, the written value everywhere else.
+    used = {id(source) for source in restored.values()} | {
+        id(source) for entry in ifs.values() for known in entry for source in known.values()}
+    rebinds = {}  # id of a write (or an if or loop around it) -> the rebindings after it
+    for statement, source, written in writes:
+        rebind = (_name(source), written)
+        if id(source) in used and rebind[0] is not None and \
+                rebind not in rebinds.get(id(statement), ()):
+            rebinds.setdefault(id(statement), []).append(rebind)
 
     def restore(target, source, where):
         assignment = replace("target = source", target=target, source=_name(source))
@@ -104,6 +134,9 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
                 out.append(statement)
             elif getattr(statement, SAVE)[1] == "pop":
                 out.append(restore(getattr(statement, SAVE)[0], restored[pair], statement))
+            for source, written in rebinds.get(id(statement), ()):
+                rebind = replace("source = written", source=source, written=written)[0]
+                out.append(gast.copy_location(rebind, statement))
             undone = getattr(statement, UNDOES, None)
             undone = undone.value if undone is not None else None
             if id(undone) not in ifs:
@@ -128,6 +161,15 @@ def _outermost_loops(body: list):
             continue
         for field in ("body", "orelse"):
             yield from _outermost_loops(getattr(statement, field, []) or [])
+
+
+def _items_written(statement) -> list:
+    """The names whose items `statement` writes (`t[i] = v`, `t[i] += v`), in the blocks of a
+    `with` or `try` too."""
+    return [target.value.id for node in walk(statement)
+            if isinstance(node, (gast.Assign, gast.AugAssign))
+            for target in (node.targets if isinstance(node, gast.Assign) else [node.target])
+            if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)]
 
 
 def _read_before_assigned(block: list, identifier: str) -> bool:
