@@ -37,8 +37,9 @@ _TEMPLATE_LIMIT = 128
 # DerivativeTemplate of its derivative, or of a derivative of its derivative), the most recent
 # last.
 _templates: "collections.OrderedDict" = collections.OrderedDict()
-# (on a derivative) the code of the user's function it derives and the transforms' keys
-_ORIGIN = "__autotrace_template_origin__"
+# A derivative's origin: the code of the user's function it derives and the transforms' keys
+# (kept beside it, not on it: a derivative carries one record, its __autotrace_derivative__)
+_origins: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _derivatives_of(f) -> dict:
@@ -72,9 +73,7 @@ def _made_for(f, code, key: tuple, make: Callable[[], Callable]) -> Callable:
     # A derivative's template is kept for the code of the user's function and the transforms
     # that made it (a rebound derivative runs a copy of its template's code; a derivative
     # generated again has code of its own): one template for them, the latest.
-    made_for, root, transforms = f.__dict__.get(_ORIGIN, (f, code, ()))
-    if made_for is not f:  # (functools.wraps copied a derivative's attributes)
-        root, transforms = code, ()
+    root, transforms = _origins.get(f, (code, ()))
     transforms += (key,)
     entry = _templates.pop((id(root), transforms), None)
     template = entry[1] if entry is not None and entry[0]() is root else None
@@ -83,7 +82,7 @@ def _made_for(f, code, key: tuple, make: Callable[[], Callable]) -> Callable:
         derivative = make()
         template = DerivativeTemplate.of(derivative, f)
     if isinstance(derivative, types.FunctionType):
-        derivative.__dict__[_ORIGIN] = (derivative, root, transforms)
+        _origins[derivative] = (root, transforms)
     if template is not None:
         _templates[(id(root), transforms)] = (weakref.ref(root), template)
         while len(_templates) > _TEMPLATE_LIMIT:
