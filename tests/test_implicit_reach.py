@@ -287,3 +287,23 @@ def test_a_variable_in_a_container_autotrace_does_not_follow_is_refused(containe
     with pytest.raises(TypeError, match="^a gradient reached an item of a value that is no "
                                         "array, list, tuple or dict"):
         autotrace.implicit_grad(loss)(np.array([0.3, 0.6]))
+
+
+def _as_array(v):
+    return v if type(v) is np.ndarray else np.asarray(v, dtype=float) * 10.0
+
+
+def test_type_of_an_array_is_the_builtins_in_a_traced_implicit_step():
+    """Only `type(x).name` is read as `x.__class__.name`: `type(v) is np.ndarray` on a traced
+    array stays True inside autotrace.function, so the step takes the branch NumPy takes."""
+    w = autotrace.Variable(np.array([1.0, 2.0]))
+    x = np.array([0.3, 0.6])
+
+    def loss(x):
+        return np.sum(np.sin(_as_array(x * w)))
+
+    value, [(gradient, variable)] = autotrace.function(
+        autotrace.implicit_value_and_grad(loss))(x)
+    assert variable is w
+    assert value == pytest.approx(np.sum(np.sin(x * w.numpy())), rel=1e-14)
+    np.testing.assert_allclose(gradient, x * np.cos(x * w.numpy()), rtol=1e-14)
