@@ -1,7 +1,6 @@
 """np.pad in the modes that pad with a statistic or an odd reflection, through every transform;
-a second derivative through a loop whose saved index builds a constant with np.block; np.einsum's
-casting= checked on its operands, as NumPy checks it; np.linalg.eigvals and eig of a general
-real matrix."""
+np.einsum's casting= checked on its operands, as NumPy checks it; np.linalg.eigvals and eig of a
+general real matrix; a complex gradient begun by a real part."""
 import re
 
 import numpy as np
@@ -64,34 +63,6 @@ def test_pad_modes_through_every_transform(f):
     padded = autotrace.function(lambda x: np.pad(x, 2, "median", stat_length=3))(single)
     assert padded.dtype == np.float32
     np.testing.assert_array_equal(padded, np.pad(single, 2, "median", stat_length=3))
-
-
-BLOCKS = np.eye(2), np.ones((2, 2)), np.arange(4.0).reshape(2, 2), 2.0 * np.eye(2)
-
-
-def blocks_in_a_loop(x):
-    a, b, c, e = BLOCKS
-    total = 0.0
-    for k in range(3):
-        m = np.block([[a, b * k], [c, e]])
-        total = total + np.sum(np.tanh(m @ x)) * x[k]
-    return total
-
-
-def test_a_second_derivative_through_a_loop_whose_index_builds_a_constant():
-    """The loop index is saved on the stack that the loop's overwritten arrays are saved on;
-    restored from it, it stays an integer without a tangent, and np.block of constants needs
-    no derivative."""
-    x = np.array([0.5, -1.0, 2.0, 0.3])
-    expected = np.stack([central_difference(lambda p: autotrace.grad(blocks_in_a_loop)(p)[i], x)
-                         for i in range(4)])
-    np.testing.assert_allclose(autotrace.hessian(blocks_in_a_loop)(x), expected, rtol=1e-5,
-                               atol=1e-6)
-
-    def directional(p):
-        return np.sum(autotrace.grad(blocks_in_a_loop)(p) * x)
-    np.testing.assert_allclose(autotrace.grad(directional)(x), expected @ x, rtol=1e-5,
-                               atol=1e-6)
 
 
 OPERANDS = {"float32": np.ones((3, 2), np.float32), "int64": np.ones((3, 2), np.int64)}

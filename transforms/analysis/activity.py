@@ -5,8 +5,6 @@ The analysis is per name and flow-insensitive: a name is active if any of its as
 """
 from __future__ import annotations
 
-import re
-
 import gast
 
 from ..codegen.nodes import nodes_of
@@ -112,20 +110,17 @@ def _closure(start: set, edges: dict) -> set:
     return reached
 
 
-def active_names(body, wrt: set, is_constant_call, reads_state=None, changes=None,
-                 restoring=frozenset()) -> set:
+def active_names(body, wrt: set, is_constant_call, reads_state=None, changes=None) -> set:
     """Names that depend on `wrt` and that the returned value depends on. With `reads_state`
     (implicit mode), also those that depend on a call it says may read Variables; put STATE
-    in `wrt` then. changes: see `flows`. restoring: see `restoring_stacks`."""
+    in `wrt` then. changes: see `flows`."""
     edges, returned = flows(body, is_constant_call, reads_state, changes)
-    return _depending(_unrestored(edges, body, restoring), wrt) & _closure(returned, edges)
+    return _depending(edges, wrt) & _closure(returned, edges)
 
 
-def varied_names(body, wrt: set, is_constant_call, reads_state=None, changes=None,
-                 restoring=frozenset()) -> set:
+def varied_names(body, wrt: set, is_constant_call, reads_state=None, changes=None) -> set:
     """Names that depend on `wrt`, whether or not the returned value depends on them."""
-    edges = flows(body, is_constant_call, reads_state, changes)[0]
-    return _depending(_unrestored(edges, body, restoring), wrt)
+    return _depending(flows(body, is_constant_call, reads_state, changes)[0], wrt)
 
 
 def _depending(edges: dict, wrt: set) -> set:
@@ -136,56 +131,6 @@ def _depending(edges: dict, wrt: set) -> set:
     return _closure(set(wrt), forward_edges)
 
 
-def restoring_stacks(body) -> frozenset:
-    """The stacks that reverse mode made in code autotrace generated (`_stack1`), used only as
-    `S = []`, `S.append(v)` and `v = S.pop()`. Such a stack saves a value before it is
-    overwritten, and its pop gives the same name back the value it held (ANF may have renamed
-    what was pushed): the pop makes the name depend on no differentiated value its own
-    assignments do not, so a loop index saved beside the values a loop overwrites stays an
-    integer. (The stack is needed where what is popped is: it keeps those edges.)"""
-    uses, stack_uses = {}, {}
-
-    def count(table, key):
-        table[key] = table.get(key, 0) + 1
-    for node in (node for statement in body for node in nodes_of(statement)):
-        if isinstance(node, gast.Name):
-            count(uses, node.id)
-        if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                and isinstance(node.func.value, gast.Name) and node.func.attr == "append"
-                and len(node.args) == 1 and not node.keywords):
-            count(stack_uses, node.func.value.id)
-        if (isinstance(node, gast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], gast.Name)):
-            if isinstance(node.value, gast.List) and not node.value.elts:
-                count(stack_uses, node.targets[0].id)
-            elif popped_stack(node.value) is not None:
-                count(stack_uses, popped_stack(node.value))
-    return frozenset(stack for stack, count in stack_uses.items()
-                     if _SAVED_VALUES.fullmatch(stack) and count == uses[stack])
-
-
-def _unrestored(edges: dict, body, restoring: frozenset) -> dict:
-    """`edges` without those from a restoring stack into the names its pops restore, where the
-    name is bound otherwise too (assigned, or a loop's variable): a pop gives it back a value
-    one of those gave it. A name only a pop binds (a value saved apart) keeps the stack's."""
-    if not restoring:
-        return edges
-    popped, bound = [], set()
-    for node in (node for statement in body for node in nodes_of(statement)):
-        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name):
-            if popped_stack(node.value) in restoring:
-                popped.append((node.targets[0].id, popped_stack(node.value)))
-            else:
-                bound.add(node.targets[0].id)
-        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
-            bound.add(node.target.id)
-    edges = {target: set(sources) for target, sources in edges.items()}
-    for target, stack in popped:
-        if target in bound:
-            edges[target].discard(stack)
-    return edges
-
-
 def popped_stack(value) -> str | None:
     """S, where `value` is `S.pop()` (else None)."""
     if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
@@ -193,7 +138,3 @@ def popped_stack(value) -> str | None:
             and isinstance(value.func.value, gast.Name)):
         return value.func.value.id
     return None
-
-
-# The name of the stack of saved values reverse mode makes (transforms/reverse/reverse.py).
-_SAVED_VALUES = re.compile(r"_stack[0-9]+")

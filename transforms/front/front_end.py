@@ -42,7 +42,7 @@ from ...runtime.state import deposit, holds_state, state_as_of, state_version
 from ..codegen import cleanup
 from .. import rules  # noqa: F401  (fills the rule registries)
 from ..reverse import unpacked_calls# noqa: F401  (the rules of apply_unpacked)
-from ..analysis.activity import STATE, active_names, restoring_stacks, varied_names
+from ..analysis.activity import STATE, active_names, varied_names
 from .anf import normalize
 from .list_arguments import convert_list_arguments
 from ..analysis.call_results import names_that_may_hold_none
@@ -51,7 +51,6 @@ from .checks import check_supported
 from .custom_gradients import custom_caller
 from .dead_branches import raise_when_run
 from .dict_methods import rewrite_dict_methods
-from ..derivative_record import source_of
 from ..dynamic_calls import jvp_call, vjp_call, vjp_start
 from .exits import exits_to_flags
 from .inplace import (check_writes, follow_writes, refuse_holding, refuse_moved_items,
@@ -455,14 +454,11 @@ def activity(unit: Unit) -> None:
         seeds |= set(state_names) | {STATE}
         reads_state = _may_read_state(namespace)
     is_constant = _is_constant_call(namespace, session.implicit)
-    # (in code autotrace generated, the stacks that save values and restore them)
-    restoring = restoring_stacks(body) if source_of(unit.func) is not None else frozenset()
     changes = calls_changing_state(namespace, body)
     call_changing_objects_by_method(body + returned, changes)
-    active = active_names(body + returned, seeds, is_constant, reads_state, changes, restoring)
+    active = active_names(body + returned, seeds, is_constant, reads_state, changes)
     rebound = settle_state_writes(body, active, varied_names(body + returned, seeds,
-                                                             is_constant, None, changes,
-                                                             restoring),
+                                                             is_constant, None, changes),
                                   wrt_names, local_names, namespace, namer, location,
                                   unit.context.helper, unit.outermost,
                                   unit.state_written)
@@ -478,18 +474,17 @@ def activity(unit: Unit) -> None:
                                                           annotation=None, type_comment=None))
                               for parameter in sorted(set(rebound) & set(wrt_names))]
         active = active_names(body + outputs, seeds, is_constant, reads_state,
-                              changes, restoring) | rebound
+                              changes) | rebound
         refuse_stale_aliases(body, rebound, location, namespace, method_may_write(namespace))
     # Objects whose methods pass gradient to their self: built from values that carry it,
     # not merely reached by calls that may read Variables (whose results are no such objects).
     carrying = active if reads_state is None else active_names(
-        body + returned, set(wrt_names) | set(state_names), is_constant, None, changes,
-        restoring)
+        body + returned, set(wrt_names) | set(state_names), is_constant, None, changes)
 
     def active_with(constant):  # the names active where `constant` tells constant calls
-        return active_names(body + returned, seeds, constant, reads_state, changes, restoring)
+        return active_names(body + returned, seeds, constant, reads_state, changes)
     check_constructions(body + returned, namespace, location, active_with, is_constant)
-    varied = varied_names(body + returned, seeds, is_constant, None, changes, restoring)
+    varied = varied_names(body + returned, seeds, is_constant, None, changes)
     refuse_written_gradients(body, location, unit.state_written, varied, namespace)
     check_calls(body, location, varied, active, lambda func: classify(func, namespace),
                 unit.context.helper, namespace, returned)
