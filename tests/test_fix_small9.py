@@ -275,21 +275,3 @@ def test_eig_eigenvalues_gradient_at_a_repeated_eigenvalue_is_the_identity():
         np.testing.assert_allclose(autotrace.grad(trace_by_eig)(a), np.eye(3), atol=1e-12)
         np.testing.assert_allclose(autotrace.function(autotrace.grad(trace_by_eig))(a + 0j),
                                    np.eye(3), atol=1e-12)
-
-
-def imaginary_part_after_real_parts(a):
-    return np.imag(np.sum(a[0:2])) + np.sum(np.real(a))
-
-
-def real_parts_after_imaginary_part(a):
-    return np.sum(np.real(a)) + np.imag(np.sum(a[0:2]))
-
-
-@pytest.mark.parametrize("f", [imaginary_part_after_real_parts, real_parts_after_imaginary_part])
-def test_a_complex_gradient_keeps_its_imaginary_part_whichever_term_comes_first(f):
-    """Re(a0 + a1 + a2) + Im(a0 + a1): the gradient 1 - 1j on a0 and a1 (the project's
-    convention, as JAX's), whether np.real's real gradient or the item's complex one began it."""
-    a = np.array([1.0 + 2.0j, 3.0 - 1.0j, 0.5 + 0.5j])
-    expected = np.array([1 - 1j, 1 - 1j, 1])
-    np.testing.assert_allclose(autotrace.grad(f)(a), expected)
-    np.testing.assert_allclose(autotrace.function(autotrace.grad(f))(a), expected)

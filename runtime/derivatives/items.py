@@ -118,11 +118,8 @@ def accumulate_item(gradient, index, value):
     if _masked_by_traced(out, index) and np.shape(value) == np.shape(out):
         # (read_item saved all of it: the gradient of what it saved is shaped like the whole)
         return out + np.where(_mask_like(index, out), value, 0)
-    if _complex_into_real(value, out):  # (a complex value's gradient that a real term began,
-        # `np.real(z)`'s, takes the complex one whole, as `add` would: NumPy's cast would drop
-        # its imaginary part, with a warning; a real value's is made real where it is matched)
-        out = out.astype(np.result_type(out.dtype, value.dtype if hasattr(value, "dtype")
-                                        else np.complex128))
+    if _complex_into_real(value, out):  # a real array's gradient: the real part alone means
+        value = real_part(value)  # anything (complex_parts.py), and NumPy's cast would warn
     traced_into_concrete = type(out) is np.ndarray and not isinstance(
         value, (np.ndarray, np.generic, float, int))  # inside autotrace.function
     if _basic_index(index):
