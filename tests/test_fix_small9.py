@@ -260,18 +260,3 @@ def test_a_second_derivative_of_a_call_with_unpacked_keywords():
         return np.sum(autotrace.grad(pad_by_unpacked_options)(x) * direction)
     np.testing.assert_allclose(autotrace.grad(directional)(MATRIX),
                                central_difference(directional, MATRIX), rtol=1e-5, atol=1e-6)
-
-
-def trace_by_eig(a):
-    values, _ = np.linalg.eig(a)
-    return np.real(np.sum(values))
-
-
-@pytest.mark.filterwarnings("error::RuntimeWarning")
-def test_eig_eigenvalues_gradient_at_a_repeated_eigenvalue_is_the_identity():
-    """sum(eigenvalues) is the trace: its gradient is the identity, also where eigenvalues
-    repeat and no eigenvector's gradient reaches (no infinite gap times 0, no warning)."""
-    for a in (np.eye(3), np.diag([2.0, 2.0, 5.0])):
-        np.testing.assert_allclose(autotrace.grad(trace_by_eig)(a), np.eye(3), atol=1e-12)
-        np.testing.assert_allclose(autotrace.function(autotrace.grad(trace_by_eig))(a + 0j),
-                                   np.eye(3), atol=1e-12)

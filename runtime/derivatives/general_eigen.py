@@ -21,10 +21,8 @@ def _gaps(values):
     xp = array_module(values)
     differences = xp.expand_dims(values, -2) - xp.expand_dims(values, -1)
     n = np.shape(values)[-1]
-    apart = ~xp.eye(n, dtype=bool) & (differences != 0)
-    # (a repeated eigenvalue's gap infinite, without NumPy's warning of a division by zero)
-    return xp.where(apart, 1.0 / xp.where(apart, differences, 1.0),
-                    xp.where(xp.eye(n, dtype=bool), 0.0, xp.inf))
+    off = ~xp.eye(n, dtype=bool)
+    return xp.where(off, 1.0 / xp.where(off, differences, 1.0), 0.0)
 
 
 def _largest_rows(vectors):
@@ -59,10 +57,7 @@ def eig_adjoint(g_values, g_vectors, values, vectors):
         at_rows = xp.arange(np.shape(vectors)[-2]).reshape(-1, 1) == rows
         back = back - 1j * xp.where(at_rows, xp.imag(own) / largest, 0.0)
     vectors_t = xp.swapaxes(vectors, -1, -2)
-    # (where no eigenvector's gradient reaches, nothing: not a repeated eigenvalue's
-    # infinite gap times 0, which would make the eigenvalues' gradient NaN)
-    products = xp.matmul(vectors_t, back)
-    middle = xp.where(products == 0, 0.0, _gaps(values)) * products
+    middle = _gaps(values) * xp.matmul(vectors_t, back)
     middle = middle + xp.expand_dims(g_values, -1) * xp.eye(np.shape(values)[-1],
                                                            dtype=middle.dtype)
     return xp.linalg.solve(vectors_t, xp.matmul(middle, vectors_t))
