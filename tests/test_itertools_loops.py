@@ -186,32 +186,7 @@ def counts_groups(x):
     return total
 
 
-def resumes_a_zip(x):
-    kept = zip(x[:2], x[2:4], strict=True)
-    total = 0.0
-    for a, b in kept:
-        total = total + a * b
-        break
-    for a, b in kept:
-        total = total + 10 * a * b
-    return total
-
-
-def zips_once_per_pass(x):
-    kept = zip(x[:2], x[2:4])
-    total = 0.0
-    for _ in range(2):
-        total = total + sum([a * b for a, b in kept])
-    return total
-
-
 REFUSED = [
-    (resumes_a_zip, 7, "autotrace makes the zip(...) kept in kept a list, read from its start "
-     "each time, where Python's zip gives no items read again: write kept = list(zip(...)) "
-     "where you mean the items again"),
-    (zips_once_per_pass, 5, "autotrace makes the zip(...) kept in kept a list, read from its "
-     "start each time, where Python's zip gives no items read again: write kept = "
-     "list(zip(...)) where you mean the items again"),
     (counts_groups, 3, "autotrace reads a loop's iterable whole, before the loop, and the groups "
      "groupby(...) yields are iterators used up by then: loop over the items and compare each "
      "key with the one before"),

@@ -57,37 +57,7 @@ def write_out_itertools(function: gast.FunctionDef, namespace: dict,
                         location: Location) -> None:
     """Rewrite each iterator of itertools (and zip) read whole in `function` (see the module
     docstring) in place."""
-    _check_zips_read_once(function, namespace, location)
     Iterators(function, namespace, location).rewrite()
-
-
-def _check_zips_read_once(function, namespace: dict, location: Location) -> None:
-    """Refuse a zip(...) kept in a name read more than once (or in a loop the zip is not
-    made in): autotrace makes it a list, read from its start each time, where Python's zip
-    is used up by the first read."""
-    kept = {}
-    for node in walk(function):
-        if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], gast.Name) and isinstance(node.value, gast.Call) and \
-                resolve(node.value.func, namespace) is builtins.zip:
-            kept[node.targets[0].id] = node
-    if not kept:
-        return
-    loads = {name: [] for name in kept}
-    loops = [n.body + ([n.test] if isinstance(n, gast.While) else []) for n in walk(function)
-             if isinstance(n, (gast.For, gast.While))]  # (a loop's statements, run again)
-    for node in walk(function):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in kept:
-            loads[node.id].append(node)
-    for name, read in loads.items():
-        again = len(read) > 1 or any(
-            any(n is read[0] for part in loop for n in walk(part)) and not any(
-                n is kept[name] for part in loop for n in walk(part)) for loop in loops if read)
-        if again:
-            raise location.error(
-                read[-1], f"autotrace makes the zip(...) kept in {name} a list, read from its "
-                f"start each time, where Python's zip gives no items read again: write "
-                f"{name} = list(zip(...)) where you mean the items again", "zip")
 
 
 class Iterators:
