@@ -324,3 +324,18 @@ def test_a_traced_loop_ending_at_a_break_leaves_the_next_item_to_the_iterator():
     x = np.array([0.7, 1.1, 0.3, -0.2, 0.5])
     assert autotrace.function(resumed_after_a_break)(x) == pytest.approx(
         0.7 * 0.3 + 10 * 1.1 * -0.2, rel=1e-14)
+
+
+def adds_to_a_parameter_through_nonlocal(x, total=0.0):
+    def add(v):
+        nonlocal total
+        total = total + v * x[0]
+    add(x[1])
+    add(x[2])
+    return total
+
+
+def test_a_nonlocal_naming_a_parameter_stays_refused():
+    with pytest.raises(autotrace.TransformError, match=r"line \d+: autotrace cannot "
+                                                       r"differentiate a nonlocal statement"):
+        autotrace.grad(adds_to_a_parameter_through_nonlocal)(np.array([0.5, 1.5, -2.0]))

@@ -49,14 +49,15 @@ def _own_scope(function) -> list:
 
 
 def _bound(function, own: list) -> set:
-    """The names `function` binds itself (its parameters, what it assigns): not those of a
-    function enclosing it, which its own nonlocal or global statement names."""
+    """The names `function` binds itself by assignment, its parameters left out (a nested
+    function's nonlocal naming a parameter stays, and is refused): not those of a function
+    enclosing it, which its own nonlocal or global statement names."""
     arguments = function.args
-    names = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
-             + [arguments.vararg, arguments.kwarg] if a is not None}
-    names |= {n.id for n in own if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-    return names - {name for n in own if isinstance(n, (gast.Nonlocal, gast.Global))
-                    for name in n.names}
+    parameters = {a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+                  + [arguments.vararg, arguments.kwarg] if a is not None}
+    names = {n.id for n in own if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    return names - parameters - {name for n in own if isinstance(n, (gast.Nonlocal, gast.Global))
+                                 for name in n.names}
 
 
 def _nonlocal_names(definition) -> list:
