@@ -80,8 +80,12 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
                 follow(statement.orelse, dict(known), True)
                 lift(inner, statement, known)
             else:
+                # (not where the statement binds the written name too, a `with` block writing
+                # `h[1] = ...` then `h = h * x`: after it the name holds another array)
+                rebound = name_counts([statement], gast.Store)
                 writes.extend([statement, known[written], written]
-                              for written in _items_written(statement) if written in known)
+                              for written in _items_written(statement)
+                              if written in known and written not in rebound)
                 forget(known, [statement])
                 target = (statement.targets[0].id if isinstance(statement, gast.Assign)
                           and len(statement.targets) == 1
