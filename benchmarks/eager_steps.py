@@ -14,8 +14,8 @@ jit: a new lambda would be traced again) and jax.jit(jax.grad(loss)) made once. 
 also written as code for several array libraries writes it, its NumPy module a parameter
 (`def mse_xp(w, batch, xp=np)`), and traced anew each step (`function(grad(lambda ...))`).
 Every form's gradient (Hessian) is checked against the loss-defined-once gradient (Hessian)
-before timing; the script exits with status 1 if one differs. Times are milliseconds per step (best of --repeat runs) and the
-ratio to the NumPy primal.
+before timing; the script exits with status 1 if one differs. Times are milliseconds per step
+(best of --repeat runs) and the ratio to the NumPy primal.
 """
 from __future__ import annotations
 

@@ -206,8 +206,8 @@ REFUSED = [
      "from values that carry gradient: autotrace differentiates accumulate(...) read whole where "
      "it is made: as a for loop's iterable, or in list(...); write list(accumulate(...)) and "
      "keep the list"),
-    (counts_from_a_name, 3, "autotrace follows count(...) in zip with whole numbers written out as "
-     "its start and step; use enumerate(..., start=...), or a range"),
+    (counts_from_a_name, 3, "autotrace follows count(...) in zip with whole numbers written out "
+     "as its start and step; use enumerate(..., start=...), or a range"),
     (keeps_the_iterator, 2, "autotrace cannot differentiate building a pairwise from values "
      "that carry gradient: autotrace differentiates pairwise(...) read whole where it is made: "
      "as a for loop's iterable, or in list(...); write list(pairwise(...)) and keep the list"),
