@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 from .devices import array_module
-from .state import holds_state
+from .state import holds_state, slot_names
 
 
 def is_namedtuple(value) -> bool:
@@ -48,7 +48,7 @@ def rebuild(value, items):
         made = type(value).__new__(type(value))  # (its __init__ and __setitem__ not run)
         if isinstance(value, collections.defaultdict):
             made.default_factory = value.default_factory
-        for name in _slots(type(value)):
+        for name in slot_names(type(value)):
             if hasattr(value, name):
                 object.__setattr__(made, name, getattr(value, name))
         if hasattr(value, "__dict__"):
@@ -56,15 +56,6 @@ def rebuild(value, items):
         dict.update(made, items)
         return made
     return type(value)(items)
-
-
-def _slots(cls) -> list:
-    """The names of the slots the classes of `cls` declare (but for __dict__, __weakref__)."""
-    names = []
-    for klass in cls.__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        names += [slots] if isinstance(slots, str) else list(slots)
-    return [name for name in names if name not in ("__dict__", "__weakref__")]
 
 
 # Dicts whose constructor takes (key, item) pairs and does nothing else with them.

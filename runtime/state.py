@@ -46,6 +46,7 @@ import numpy as np
 from .abstract import abstractify
 from .scopes import active_subgraphs
 from .errors import TracingError
+from .python_modules import is_standard_library
 
 
 class StateError(TypeError, TracingError):
@@ -553,7 +554,7 @@ def _holds_state(value, seen: set, classes: list) -> bool:
     return isinstance(attributes, dict) and any(
         _holds_state(item, seen, classes) for item in attributes.values()) or any(
         _holds_state(getattr(value, slot, None), seen, classes)
-        for slot in _slot_names(type(value)))
+        for slot in slot_names(type(value)))
 
 
 # What a class's attributes mostly are, none of which holds a cell: its methods and docstring.
@@ -566,7 +567,7 @@ def _module_holds_state(module: types.ModuleType, seen: set, classes: list) -> b
     functions, classes and the modules it imports are not followed, nor are NumPy's and
     Python's own modules."""
     package = module.__name__.partition(".")[0]
-    if package in _LIBRARY_MODULES or package in sys.stdlib_module_names:
+    if package in _LIBRARY_MODULES or is_standard_library(package):
         return False
     return any(_holds_state(item, seen, classes) for item in vars(module).values()
                if not isinstance(item, (type, types.ModuleType)))
@@ -575,11 +576,11 @@ def _module_holds_state(module: types.ModuleType, seen: set, classes: list) -> b
 _LIBRARY_MODULES = frozenset({"numpy", "builtins", "autotrace", "scipy", "cupy", "gast"})
 
 
-def _slot_names(cls: type) -> list:
-    """The names of the `__slots__` of a class and of those it inherits from."""
+def slot_names(cls: type) -> list:
+    """The names of the `__slots__` of a class and of those it inherits from (but for
+    __dict__ and __weakref__)."""
     names = []
     for klass in cls.__mro__:
-        slots = vars(klass).get("__slots__", ())
-        names += [slots] if isinstance(slots, str) else [
-            slot for slot in slots if slot not in ("__dict__", "__weakref__")]
-    return names
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return [name for name in names if name not in ("__dict__", "__weakref__")]
