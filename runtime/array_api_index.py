@@ -197,19 +197,20 @@ def pad(names, x, pad_width, mode="constant", constant_values=0, end_values=0,
                              (x.ndim, 2))
     for axis, ((before, after), pair) in enumerate(zip(widths.tolist(), values.tolist())):
         if before or after:
-            def side(width, value, edge_at):
+            def side(width, value, at_end):
                 shape = (*x.shape[:axis], width, *x.shape[axis + 1:])
                 if mode == "constant":
                     return names.xp.full(shape, value, dtype=x.dtype, device=names.device)
                 # NumPy's linspace from the end value to the edge, without the edge
+                edge_at = x.shape[axis] - 1 if at_end else 0
                 edge = x[(slice(None),) * axis + (slice(edge_at, edge_at + 1), Ellipsis)]
                 steps = names.xp.arange(width, dtype=x.dtype, device=names.device) / width
-                if edge_at:  # after the array: the ramp reversed
+                if at_end:  # after the array: the ramp reversed (an axis of one item too)
                     steps = names.xp.flip(steps)
                 steps = names.xp.reshape(steps, (width,) + (1,) * (x.ndim - axis - 1))
                 return names.xp.broadcast_to(value + (edge - value) * steps, shape)
-            x = names.xp.concat([side(before, pair[0], 0), x,
-                                 side(after, pair[1], x.shape[axis] - 1)], axis=axis)
+            x = names.xp.concat([side(before, pair[0], False), x,
+                                 side(after, pair[1], True)], axis=axis)
     return x
 
 

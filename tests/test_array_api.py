@@ -267,6 +267,10 @@ NUMPY_CALLS = [  # (NumPy function name, arguments, keywords): arrays of floats 
     ("diag", (np.arange(3.0),), {"k": -2}),
     ("diag", (np.arange(12.0).reshape(3, 4), -1), {}),
     ("pad", (np.arange(6.0).reshape(2, 3), ((1, 0), (0, 2))), {"constant_values": -1.0}),
+    # ramps along an axis of one item: the one after the array reversed all the same
+    ("pad", (np.array([[2.0], [3.0]]), ((1, 2), (0, 3))),
+     {"mode": "linear_ramp", "end_values": ((0.5, 0.0), (1.0, -2.0))}),
+    ("pad", (np.array([5.0]), 2), {"mode": "linear_ramp", "end_values": (1.0, -1.0)}),
     ("einsum", ("iij,j->i", np.arange(18.0).reshape(3, 3, 2), np.arange(2.0)), {}),
     ("einsum", ("...ij,...jk", np.arange(12.0).reshape(1, 3, 4), np.ones((2, 4, 2))), {}),
     ("kron", (np.arange(3.0), np.arange(4.0).reshape(2, 2)), {}),
