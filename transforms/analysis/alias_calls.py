@@ -15,12 +15,10 @@ import numpy as np
 from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, base_name, call_writes,
                               enclosing_names_written, parameter_names, rebinds, write_text,
                               writes_into_arguments)
-from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, copied, shallow_copy,
-                                               NEW_PER_ARGUMENT, NEW_VALUE_BUILTINS,
-                                               NEW_VALUE_METHODS,
-                                               VIEW_FUNCTIONS, VIEWS_IN_A_LIST, is_one_of,
-                                               numpy_name, own_function, python_callee,
-                                               viewed_arguments)
+from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_PER_ARGUMENT, NEW_VALUE_BUILTINS,
+                           NEW_VALUE_METHODS, NUMBER_OR_ARRAY_FUNCTIONS, NUMBER_OR_ARRAY_METHODS,
+                           VIEW_FUNCTIONS, VIEWS_IN_A_LIST, copied, is_one_of, numpy_name,
+                           own_function, python_callee, shallow_copy, viewed_arguments)
 from .given_functions import GivenFunctions, as_function
 from ..codegen.naming import SCOPES
 from ..front.parsing import MISSING, parse_function, resolve
@@ -100,8 +98,9 @@ class CallSharing(GivenFunctions):
                                 container=True)
             ufunc = resolve(func, self.namespace)
             plain = isinstance(ufunc, np.ufunc) and ufunc.nout == 1
-            return self.new(node, array=numpy in ARRAY_MAKERS, plain=plain,
-                            inexact=plain and _inexact(ufunc))
+            return self.new(node, array=numpy in ARRAY_MAKERS, plain=plain or (is_one_of(
+                ufunc, NUMBER_OR_ARRAY_FUNCTIONS) and bool(node.args) and self.is_plain(
+                    node.args[0], arguments[0])), inexact=plain and _inexact(ufunc))
         if method:  # a value's method
             if func.attr in VIEW_FUNCTIONS or uncopied:
                 return owner
@@ -110,11 +109,13 @@ class CallSharing(GivenFunctions):
                 for memory in owner:
                     self.hold(memory, reached)
             if func.attr == "copy":
-                return self.new(node, self.held(owner), container=owner <= self.containers)
+                return self.new(node, self.held(owner), container=owner <= self.containers,
+                                plain=self.is_plain(func.value, owner))
             if func.attr in _ITEM_METHODS and owner and owner <= self.containers:
                 return self.item(owner) | reached  # the item taken, or the default given
-            if func.attr in NEW_VALUE_METHODS:
-                return self.new(node)
+            if func.attr in NEW_VALUE_METHODS:  # `x.sum()` of an array: an array or a number
+                return self.new(node, plain=func.attr in NUMBER_OR_ARRAY_METHODS
+                                and self.is_plain(func.value, owner))
             return self.new(node, self.reach(owner) | reached) | self.reach(owner) | reached
         target = resolve(func, self.namespace) if self.is_global(func) else MISSING
         if is_one_of(target, NEW_VALUE_BUILTINS):

@@ -40,6 +40,15 @@ ARRAY_MAKERS = names_with("makes_array")
 NEW_VALUE_METHODS = {name for name, function in array_methods.items()
                      if not function_facts.get(function, NO_FACTS).view} | {
     "astype", "flatten", "tolist", "item", "count", "index"}
+# Of those, the NumPy functions (np.sum, np.mean, np.argmax, ...) and the array methods whose
+# result, for an array or a number, is an array or a number again: never a container holding
+# what it was given (but x.nonzero()'s tuple and x.tolist()'s list), so that `A * x.sum()`
+# repeats no list.
+_NEW_NUMBER_OR_ARRAY = {name: function for name, function in array_methods.items()
+                        if not function_facts.get(function, NO_FACTS).view
+                        and function is not np.nonzero}
+NUMBER_OR_ARRAY_FUNCTIONS = set(_NEW_NUMBER_OR_ARRAY.values())
+NUMBER_OR_ARRAY_METHODS = set(_NEW_NUMBER_OR_ARRAY) | {"astype", "flatten", "item", "copy"}
 # An array's attributes that are numbers, tuples of them or a dtype, which share no memory with
 # it (`n, m = Z.shape` then `Z[0] -= 1` leaves m as it was); any other attribute may be a view
 # (`Z.T`, `Z.real`) or what an object holds.
