@@ -1,6 +1,7 @@
 """A product by what NumPy reduces an array to (`A * v.sum()`, `A * np.mean(v)`) is a new array,
 not a list repeated that holds A's items, where the operands are surely arrays or numbers;
-views stay views."""
+views stay views. Under implicit_grad a Variable of a class read through `k = type(o); k.w`
+gets its gradient, and a class's constant read so carries none."""
 import numpy as np
 import pytest
 
@@ -64,3 +65,57 @@ def test_a_view_of_an_array_reduced_is_still_refused():
         f"shares its memory (v5 = v2.reshape(2, 2), line {line + 3}), read after it on line "
         f"{line + 6}; autotrace gives 'v2' alone a new value. Give 'v5' a copy if it should "
         "keep the old value (v2.copy()), or write into 'v5' too")
+
+
+class Model:
+    w = autotrace.Variable(np.array([1.0, 2.0]))
+    scale = 2.0
+
+
+MODEL = Model()
+
+
+def class_named(x):
+    k = type(MODEL)
+    return np.sum(np.sin(x * k.w)) * k.scale
+
+
+def class_of_an_argument(model, x):
+    total = 0.0
+    for o in [model, model]:
+        cls = type(o)
+        total = total + np.sum(np.sin(x * cls.w))
+    return total
+
+
+def class_compared(x):
+    k = type(MODEL)
+    if k is Model:
+        return np.sum(np.sin(x * k.w))
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "traced"])
+@pytest.mark.parametrize("f, args, times", [(class_named, (), 2.0),
+                                            (class_of_an_argument, (MODEL,), 2.0)],
+                         ids=["global", "argument"])
+def test_a_variable_read_through_a_name_bound_to_type_gets_its_gradient(f, args, times,
+                                                                       traced):
+    x = np.array([0.3, 0.6])
+    gradient = autotrace.implicit_value_and_grad(f)
+    if traced:
+        gradient = autotrace.function(gradient)
+    value, [(dw, variable)] = gradient(*args, x)
+    assert variable is Model.w
+    np.testing.assert_allclose(dw, times * x * np.cos(x * np.array([1.0, 2.0])), rtol=1e-12)
+    assert float(value) == pytest.approx(times * np.sum(np.sin(x * np.array([1.0, 2.0]))))
+
+
+def test_a_name_bound_to_type_and_read_otherwise_is_refused():
+    line = class_compared.__code__.co_firstlineno
+    with pytest.raises(autotrace.TransformError) as error:
+        autotrace.implicit_grad(class_compared)(np.array([0.3, 0.6]))
+    assert str(error.value) == (
+        f'File "{__file__}", line {line + 2}: under implicit_grad, \'k\' (k = type(MODEL), '
+        f"line {line + 1}) is read both as a class (k.w) and otherwise, so a Variable of the "
+        "class would get no gradient through it; read the Variable as type(MODEL).w")

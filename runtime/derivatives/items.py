@@ -26,7 +26,7 @@ from .snapshots import is_mutable_array
 from ..array_api import numpy_dtype
 from ..devices import add_at as add_at_in_place, array_module
 from ..primitives.index import add_at, get_item, holds_traced, set_item
-from ..state import deposit, holds_state
+from ..state import current_sink, deposit, holds_state
 
 
 def _sum_to(gradient, value):
@@ -154,6 +154,8 @@ def accumulate_attribute(gradient, attribute: str, value, owner=None):
         if holds_state(held) and not is_dataclass_instance(gradient):
             deposit(held, value)
             return gradient
+        if isinstance(owner, type) and current_sink() is not None:
+            return gradient  # a class's constant, `type(o).scale` under implicit_grad
     if is_dataclass_instance(gradient) or isinstance(gradient, ObjectGradient) or (
             gradient is None and is_plain_object(owner)):
         if owner is not None:

@@ -298,7 +298,7 @@ def in_place_dunders(unit: Unit) -> None:
     rewrite_in_place_dunders(unit.function, unit.location)  # a.__iadd__(x): a += x
     replace_copy_calls(unit.function, unit.parsed.namespace)  # copy.copy(x): copied(x)
     if unit.session.implicit:  # type(self).w: self.__class__.w, whose Variable gets its gradient
-        rewrite_class_reads(unit.function, unit.parsed.namespace)
+        rewrite_class_reads(unit.function, unit.parsed.namespace, unit.location)
 
 
 def dead_branches(unit: Unit) -> None:
