@@ -39,12 +39,13 @@ cannot hold the object of the branch the graph takes; plain data on one path and
 object on the other counts as different too. A layer building itself (not yet `built`,
 Keras's and autotrace.Module's convention, or given a new attribute holding such an object
 in a branch: its Variables made under an `is_built` flag of its own) builds once, while the
-branch that first calls it is traced: only the numbers of its state are watched. Around a
-traced loop's body (`loop_numbers_watched`), plain data the body changes, appends, or sets
-where nothing was (but a dict's key holding other than a number, a memo: `cache[n] =
-np.arange(n)`, or an array; a count `d[k] = d.get(k, 0) + 1` is refused), and an object it
-replaces by one not alike, are refused at the loop. Nothing but the user's own values is
-ever put into their state; values holding traced values are object_slots' to refuse.
+branch that first calls it is traced: only the numbers of its state, and objects bound in
+place of others, are watched. Around a traced loop's body (`loop_numbers_watched`), plain
+data the body changes, appends, or sets where nothing was (but a dict's key holding other
+than a number, a memo: `cache[n] = np.arange(n)`, or an array; a count `d[k] = d.get(k, 0) +
+1` is refused), and an object it replaces by one not alike, are refused at the loop. Nothing
+but the user's own values is ever put into their state; values holding traced values are
+object_slots' to refuse.
 """
 from __future__ import annotations
 
@@ -379,12 +380,14 @@ class _Watched:
     def changes(self, before: dict, after: dict, growing=frozenset()) -> list:
         """(place, before, after) for each place whose value differs, neither holding a
         traced value (object_slots.py refuses those); in a layer building itself (not yet
-        built, or one of the mappings `growing`) numbers only."""
+        built, or one of the mappings `growing`) numbers and objects bound in place of others
+        only."""
         found = []
         for place in before.keys() | after.keys():
             old, new = before.get(place, _GONE), after.get(place, _GONE)
             if old is not new and not _holds_tracer(old) and not _holds_tracer(new) and (
                     _is_number(old) and _is_number(new) or
+                    _is_object(old) and _is_object(new) and type(old) is not _Items or
                     not self._building(place, growing)):
                 found.append((place, old, new))
         return found
@@ -475,9 +478,10 @@ def _refusal(numbers: str, values: str, where: str, statement: str, label: str, 
 
 
 def _kind(value) -> str:
-    """`value` named by its class ("an A", "a function f"), for a message."""
-    if isinstance(value, (types.FunctionType, types.MethodType)):
-        return f"the function {value.__qualname__}"
+    """`value` named by its class ("an A") or, a function, by its name ("the function f")."""
+    if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+                          np.ufunc)):
+        return f"the function {getattr(value, '__name__', '?')}"
     name = type(value).__qualname__
     return ("an " if name[:1].lower() in "aeiou" else "a ") + name
 
@@ -517,9 +521,12 @@ class BranchNumbers:
         if True not in self.left or False not in self.left:
             return
         changes = self.watched.changes(self.left[True], self.left[False], self.growing)
-        different = [change for change in changes if _differ(change[1], change[2])]
+        different = [change for change in changes if _differ(change[1], change[2]) or
+                     type(change[1]) is _Items and self._appended_on_both(change[0])]
         if different:
             place, first, second = _ordered(different, self.watched)[0]
+            if type(first) is _Items and self._appended_on_both(place):
+                first, second = (self._appended(place, side) for side in (True, False))
             self.watched.restore(self.start)  # (the values as before the refused statement)
             raise _refusal(_BRANCHES, _BRANCHES_VALUES, self.where, self.statement,
                            self.watched.label(place), first, second,
@@ -532,6 +539,21 @@ class BranchNumbers:
                 self.watched.put(place, first if len(first) >= len(second) else second)
             elif _is_object(first):
                 self.watched.put(place, first)
+
+    def _appended(self, place, side: bool) -> _Items:
+        """What the list at `place` holds after the branch `side` alone."""
+        earlier, later = self.left
+        items = self.left[side][place]
+        if side == later:  # (without the items the earlier branch appended)
+            items = self.start[place] + items[len(self.left[earlier][place]):]
+        return _Items(items)
+
+    def _appended_on_both(self, place) -> bool:
+        """Whether both branches appended to a list other than strings (the branch traced
+        second from the objects the first appended: _kept_items)."""
+        start, (earlier, later) = self.start[place], (self.left[side][place] for side in self.left)
+        return len(_data(start)) < len(_data(earlier)) < len(_data(later)) and \
+            all(map(operator.is_, start, earlier)) and all(map(operator.is_, earlier, later))
 
 
 @contextmanager

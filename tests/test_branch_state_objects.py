@@ -16,17 +16,23 @@ class Double:
     def __call__(self, x):
         return 2.0 * x
 
+    def __repr__(self):
+        return "Double()"
+
 
 class Negate:
     def __call__(self, x):
         return -3.0 * x
+
+    def __repr__(self):
+        return "Negate()"
 
 
 class Holder:
     act = None
 
 
-holder, log, counts = Holder(), [], {}
+holder, log, counts, registry = Holder(), [], {}, {}
 
 
 def _chosen(x):
@@ -35,6 +41,14 @@ def _chosen(x):
     else:
         holder.act = Negate()
     return holder.act(x)
+
+
+def _chosen_where_nothing_was(x):
+    if np.sum(x) > 0:
+        registry["act"] = np.tanh
+    else:
+        registry["act"] = np.sin
+    return registry["act"](x)
 
 
 def _replaced_on_one_path(x):
@@ -57,6 +71,14 @@ def _appended(x):
     else:
         log.append(-5.0)
     return x * log[-1]
+
+
+def _objects_appended(x):
+    if np.sum(x) > 0:
+        log.append(Double())
+    else:
+        log.append(Negate())
+    return log[-1](x)
 
 
 def _appended_on_one_path(x):
@@ -97,6 +119,8 @@ _LOOP = "the body of this while loop on a traced value (while i < n:) "
      "each call. Choose the object outside the `if` (on a Python value), or call both and "
      "select the result: autotrace.cond(condition, first, second, x) or "
      "np.where(condition, first(x), second(x))"),
+    (_chosen_where_nothing_was, "if np", _BOTH + "registry['act'] bound to different objects "
+     "(the function tanh and the function sin)"),
     (_replaced_on_one_path, "if np", _BOTH + "holder.act bound to different objects (a Negate "
      "and a Double)"),
     (_chosen_in_loop, "while", _LOOP + "binds holder.act to another object (from a Double to a "
@@ -107,6 +131,7 @@ _LOOP = "the body of this while loop on a traced value (while i < n:) "
      "branches, running their writes into Python values while tracing, and a Python value "
      "cannot hold what the branch the graph takes on each call leaves. Append to log alike on "
      "both paths, or return what it should get and append it after the traced call"),
+    (_objects_appended, "if np", _BOTH + "log different ([Double()] and [Negate()])"),
     (_appended_on_one_path, "if np", _BOTH + "log different ([1.0] and [])"),
     (_appended_in_loop, "while", _LOOP + "changes log (from [] to [2.0]): autotrace traces "
      "the body once, and the number of iterations is known only when the graph runs, so a "
@@ -118,6 +143,7 @@ def test_state_the_graph_cannot_follow_is_refused_at_the_statement(function, at,
     holder.act = Double() if function is _replaced_on_one_path else None
     log.clear()
     counts.clear()
+    registry.clear()
     before = holder.act
     args = (np.array([-1.0, -2.0]),) + ((np.array(2),) if "loop" in function.__name__ else ())
     if function is _chosen_in_loop:
@@ -125,7 +151,7 @@ def test_state_the_graph_cannot_follow_is_refused_at_the_statement(function, at,
     with pytest.raises(BranchStateError, match=re.escape(
             f"test_branch_state_objects.py:{_line(function, at)}: {message}")):
         autotrace.function(function)(*args)
-    assert holder.act is before and log == [] and counts == {}  # as they were
+    assert holder.act is before and log == [] and counts == {} == registry  # as they were
 
 
 def test_objects_alike_on_both_paths_and_items_appended_alike_are_kept():
