@@ -18,6 +18,10 @@ Decisions:
   is a list, set or other object, which cannot be a loop value: then the loop is unrolled (its
   length is known while tracing, so the trace still serves every value).
 - `for i in range(n)` with a traced bound is a graph `while` op over `i`.
+- A Python loop over an iterator whose break turns traced takes the items after the break
+  too, so where the iterator stops is known only at run time: it is refused where the iterator
+  may be read again (a name or anything else but zip, enumerate, map, ... of lists, tuples and
+  arrays, `made_from`), as Python's next loop over it resumes where the break left it.
 - In generated code a variable the loop body leaves the same Python bool every iteration (a
   condition on Python values), or the same trip count of a loop inside it that runs in Python
   (`_n2`), stays that bool or int, not a loop value (see `_flags_after`).
@@ -28,6 +32,7 @@ Decisions:
 """
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import re
 
@@ -154,12 +159,16 @@ def range_(*bounds):
 
 def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, live: tuple,
              where: str, placeholders=(), stop: str | None = None, user_nones: tuple = (),
-             outside: tuple = (), made: tuple = (), shared: tuple = (), adjoint: bool = False):
+             outside: tuple = (), made: tuple = (), shared: tuple = (), adjoint: bool = False,
+             made_from: tuple | None = ()):
     """`for item in iterable: values = body_fn(item, *values)`: a graph `while` op over a
     traced array's first axis or a traced range, else a Python loop (unrolled when traced).
     `stop` names the flag a `break` sets: the loop ends once it is true. (`outside`, `made` and
     `shared` as for if_stmt.) `adjoint`: the loop is an adjoint sweep's, over the iterations a
-    primal loop counted (see _check_loop_values)."""
+    primal loop counted (see _check_loop_values). `made_from`: for a loop with a `break`, the
+    values the statement's iterator is made from, as (value, how) pairs (`x` "iterated" in
+    `enumerate(x)`, "indexed" in `x[1:]`, "read" in `(next(it) for _ in x)`), or None where it is
+    made from something else (transforms/control_flow/loop_sources.py)."""
     values = tuple(values)
     stop_index = names.index(stop) if stop is not None else None
     options = (names, targets, live, where, placeholders, stop_index)
@@ -198,6 +207,9 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
                                body_fn, _start_over(first, saved), *options[:-1],
                                stop_index, anchor=stopped, user_nones=user_nones)
         if isinstance(stopped, Tracer):
+            if not isinstance(iterable, _SEQUENCES) and (made_from is None or not all(
+                    _iterated_afresh(value, how) for value, how in made_from)):
+                raise _error(where, _RESUMED)
             # A break on a traced value: the iterations after it do nothing, in the graph.
             values = if_stmt(stopped, lambda *state: state,
                              lambda *state, item=item: tuple(body_fn(item, *state)), values,
@@ -210,6 +222,24 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
 
 
 _ENDED = object()  # what an iterator gives for_stmt's Python loop once it has no more
+_RESUMED = ("this loop over an iterator breaks on a traced value, so the item it stops at is "
+            "known only at run time, and the iterator may be read again after it (Python goes "
+            "on from that item): loop over a list, a tuple or an array (list(...) of the "
+            "iterator) and keep the position the break leaves as a traced index")
+# What iterating over a value of these types takes no item from anything else.
+_SEQUENCES = (collections.abc.Sequence, collections.abc.Set, collections.abc.Mapping,
+              collections.abc.MappingView, np.ndarray, Tracer)
+
+
+def _iterated_afresh(value, how: str) -> bool:
+    """Whether a loop's iterator made from `value` (see for_stmt's `made_from`) takes items
+    from no iterator that outlives the loop: a sequence iterated, part of an array, a value
+    read that is no iterator."""
+    if how == "indexed":
+        return isinstance(value, (np.ndarray, Tracer))
+    if how == "read":
+        return not isinstance(value, collections.abc.Iterator)
+    return isinstance(value, _SEQUENCES)
 
 
 def _held(placeholders, functions, where: str, statement: str):

@@ -16,24 +16,23 @@ Python statement when its condition is a Python value, and records a graph-level
                                          _if_false1, (y,), names=('y',), live=('y',),
                                          where='f.py:2: if x.sum() > 0:')
 
-A statement's variables are those its body assigns (or mutates: `a[i] = v`, `l.append(v)`, or
-gives a function that writes into them: `set_first(a)`, `g([a])`).
-They go into the branch or loop-body functions as arguments and come back as results, so the
-helpers see them as values. A global or closure container that the function mutates but never
-assigns (`cache[k] = v`, `log.append(v)`) is no variable of the function: it is changed in place
-while tracing, a Python side effect, as in tf.function. `live` names the variables read after
-the statement (anywhere later in the function, and in the whole loop around it): a variable
-assigned in one branch only, or only inside a traced loop, is an error only when it is live.
-Variables that may be unassigned start as `Undefined(name)`, whose every use raises a clear
-error.
+A statement's variables are those its body assigns (or mutates: `a[i] = v`, `l.append(v)`, or gives
+a function that writes into them: `set_first(a)`, `g([a])`). They go into the branch or loop-body
+functions as arguments and come back as results, so the helpers see them as values. A global or
+closure container that the function mutates but never assigns (`cache[k] = v`, `log.append(v)`) is
+no variable of the function: it is changed in place while tracing, a Python side effect, as in
+tf.function. `live` names the variables read after the statement (anywhere later in the function,
+and in the whole loop around it): a variable assigned in one branch only, or only inside a traced
+loop, is an error only when it is live. Variables that may be unassigned start as
+`Undefined(name)`, whose every use raises a clear error.
 
 Early returns are folded first (`single_return` in transforms/front/exits.py): `if c: return a`
 followed by more statements becomes an if/else whose branches both end in a return, then both
-returns assign `_retval` and the function returns it once. `break`, `continue` and a return
-inside a loop become flags (transforms/front/exits.py). Statements that still hold a `return`,
-`break` or `continue` (of their own loop), a `while`/`for` with an `else:`, a `global`/`nonlocal`
-variable, or one a nested function or lambda reads (its closure sees each value Python assigns)
-are left as they are: their Python condition must then not be traced (`python_test` says why).
+returns assign `_retval` and the function returns it once. `break`, `continue` and a return inside
+a loop become flags (transforms/front/exits.py). Statements that still hold a `return`, `break` or
+`continue` (of their own loop), a `while`/`for` with an `else:`, a `global`/`nonlocal` variable, or
+one a nested function or lambda reads (its closure sees each value Python assigns) are left as they
+are: their Python condition must then not be traced (`python_test` says why).
 
 The branch and loop functions made here are named as the user's function in the compiled code,
 so tracebacks say `in f`, not `in _if_true1`. Calls of the builtins `max` and `min` are
@@ -61,6 +60,7 @@ from ..analysis.argument_writes import (base_name, operator_text, outside_write_
 from ..codegen.codegen import to_source
 from .control_flow_calls import USER_NODE, _Conditions, _ConditionalExpressions, helper
 from .handled_errors import reraise_tracing_errors, unsuppressing_items
+from .loop_sources import loop_sources
 from .control_flow_variables import (_early_returns, _jumps, _jumps_in_loops,
                                      assigned_names, captured_at, closures_of, loaded_names,
                                      names_calls_write, over_trip_count, stop_statement,
@@ -467,7 +467,7 @@ class ControlFlowConverter:
         self.loops.append(node)
         node.body = self.block(node.body, self._loop_after(node, after))
         self.loops.pop()
-        node.iter = self.expressions(node.iter)
+        made_from, node.iter = loop_sources(node.iter, self.namespace), self.expressions(node.iter)
         stop = trailing_stop(node)
         if node.orelse or _jumps(node.body) or self._touches_fixed([node], node, after):
             if stop is not None:
@@ -487,13 +487,13 @@ class ControlFlowConverter:
         body_name, body_def = self._function("loop_body", [item] + variables,
                                              [bind] + local + node.body, variables, node)
         iterable = checked_test(self._range(node.iter), writes, variables)
-        keywords = "targets=target_names, " + ("stop=stop_name, " if stop else "") + (
-            "adjoint=True, " if adjoint else "")
-        stop_name = {"stop_name": gast.Constant(value=stop, kind=None)} if stop else {}
+        keywords = "targets=target_names, " + ("stop=stop_name, made_from=made_from, " if stop
+                                               else "") + ("adjoint=True, " if adjoint else "")
+        holes = {"stop_name": gast.Constant(value=stop, kind=None), "made_from": made_from}
         return [body_def] + self._helper_call(
             node, "for_stmt", header, "iterable, loop_body", variables,
             self._live(variables, after, inside, targets), keywords, iterable=iterable,
-            loop_body=body_name, target_names=_names_tuple(targets), **stop_name)
+            loop_body=body_name, target_names=_names_tuple(targets), **(holes if stop else {}))
 
     def _range(self, iterable):
         """`range(...)` -> `range_(...)`, which is a graph loop's range when a bound is traced."""
