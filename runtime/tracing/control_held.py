@@ -18,6 +18,7 @@ made while tracing, as tf.function's guide says of Python side effects).
 """
 from __future__ import annotations
 
+import collections.abc
 import types
 
 import numpy as np
@@ -49,17 +50,7 @@ def _reached(functions) -> dict:
                 function.__code__.co_filename.startswith(PACKAGE_DIRS):
             continue
         seen.add(id(function))
-        code = function.__code__
-        roots = [(name, cell.cell_contents) for name, cell in zip(
-            code.co_freevars, function.__closure__ or ()) if cell_filled(cell)]
-        roots += [(function.__name__, value) for value in (
-            *(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values())]
-        roots += [(name, function.__globals__[name]) for name in code.co_names
-                  if name in function.__globals__]
-        roots += [(f"{name}.{attribute}", module.__dict__[attribute])
-                  for name, module in roots if isinstance(module, types.ModuleType)
-                  for attribute in code.co_names if attribute in module.__dict__]
-        for name, root in roots:
+        for name, root in _roots(function):
             for value in held_values([root]):
                 reached.setdefault(id(value), (value, name))
                 if isinstance(value, types.FunctionType):
@@ -69,6 +60,37 @@ def _reached(functions) -> dict:
                                 for method in vars(cls).values()
                                 if isinstance(method, types.FunctionType)]
     return reached
+
+
+def _roots(function) -> list:
+    """(name, value) for what `function`'s closure, defaults and the globals it names hold (a
+    module's attributes it names)."""
+    code = function.__code__
+    roots = [(name, cell.cell_contents) for name, cell in zip(
+        code.co_freevars, function.__closure__ or ()) if cell_filled(cell)]
+    roots += [(function.__name__, value) for value in (
+        *(function.__defaults__ or ()), *(function.__kwdefaults__ or {}).values())]
+    roots += [(name, function.__globals__[name]) for name in code.co_names
+              if name in function.__globals__]
+    return roots + [(f"{name}.{attribute}", module.__dict__[attribute])
+                    for name, module in roots if isinstance(module, types.ModuleType)
+                    for attribute in code.co_names if attribute in module.__dict__]
+
+
+def _refuse_iterators(functions, where: str, statement: str) -> None:
+    """Raise where one of the user's `functions` reads an iterator made before the statement:
+    traced once, the body would take its items once, while tracing (`next(it)`, `for v in it`,
+    `zip(w, it)`), where Python takes them on each iteration, or only on the path taken, and
+    a later read of it sees what they left."""
+    for function in functions:
+        if isinstance(function, types.FunctionType) and \
+                not function.__code__.co_filename.startswith(PACKAGE_DIRS):
+            for name, value in _roots(function):
+                if isinstance(value, collections.abc.Iterator) and \
+                        not isinstance(value, Tracer):
+                    raise ControlFlowError(_ITERATOR.format(
+                        where=where, statement=statement, name=name,
+                        kind=type(value).__name__))
 
 
 def _bases(array: np.ndarray) -> list:
@@ -93,6 +115,7 @@ class held_read_only:  # noqa: N801 - used as `with held_read_only(...)`, as a f
         self.statement = ("an " if statement[1:2] in "aeiou" else "a ") + statement
 
     def __enter__(self):
+        _refuse_iterators(self.functions, self.where, self.statement)
         reached = _reached(self.functions).values()
         arrays = [value for value, _ in reached if type(value) is np.ndarray]
         self.held = [array for array in arrays if array.flags.writeable and all(
@@ -173,6 +196,13 @@ _CHANGED = (
     "a graph op, so the change would be made once, while tracing, not on each iteration or "
     "only on the path taken (it is undone). Assign the {kind} in the statement so that it is "
     "one of its variables, or change it outside the statement")
+
+
+_ITERATOR = (
+    "{where}\n  this body reads the iterator {name!r} (a {kind}) made before it: {statement} on "
+    "a traced value is traced once as a graph op, so the items it takes from it would be "
+    "taken once, while tracing, not on each iteration or only on the path taken. Make it a "
+    "list before the statement (list(...)) and index that")
 
 
 def _user_site(traceback) -> str:
