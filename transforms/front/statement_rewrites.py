@@ -10,6 +10,7 @@ from .itertools_loops import write_out_itertools
 from .loop_else import write_out_loop_else
 from .maps_and_filters import write_out_maps_and_filters
 from .nonlocal_writes import return_nonlocal_writes
+from .used_up_iterators import refuse_used_up_iterators
 
 
 def statements(unit) -> None:
@@ -19,5 +20,7 @@ def statements(unit) -> None:
     hoist_assignment_expressions(unit.function)  # if (s := f(x)) > 0: s = f(x)
     write_out_constant_sets(unit.function)  # {"a", "b"}: set(("a", "b"))
     nest_with_items(unit.function)  # with a, b: with a: with b:
+    # z = zip(a, b) read twice (before the iterators below become lists read whole)
+    refuse_used_up_iterators(unit.function, unit.parsed.namespace, unit.location)
     write_out_itertools(unit.function, unit.parsed.namespace, unit.location)  # pairwise(xs)
     write_out_maps_and_filters(unit.function, unit.parsed.namespace)  # sum(map(f, xs))
