@@ -86,6 +86,10 @@ def traced_breaks(x):
         s = s + v
         if v < 0:
             break
+    for v in {"a": x[0], "b": x[1] * 2.0}.values():  # (a view: each loop takes items afresh)
+        s = s + v
+        if v < 0:
+            break
     return s
 
 
@@ -214,8 +218,8 @@ def test_iterator_read_again_is_refused_in_derivatives(f, line, name, made, list
         assert caught.value.lineno == first + line
         assert caught.value.message == (
             f"{name} holds the iterator {made} made on line {first + 1}, which an earlier read "
-            "(or this one, in an earlier iteration) has taken items from: Python's iterator "
-            "gives this read only the items left (none after a loop over it), where autotrace "
-            f"would give all of them again; write {name} = {listed} to read its items more "
-            "than once")
+            "(or this one, run before in a loop or a function defined here) has taken items "
+            "from: Python's iterator gives this read only the items left (none after a loop "
+            f"over it), where autotrace would give all of them again; write {name} = {listed} "
+            "to read its items more than once")
     np.testing.assert_allclose(autotrace.function(f)(X), f(X), rtol=1e-12)

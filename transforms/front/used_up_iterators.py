@@ -100,7 +100,8 @@ class _Paths:
             return state
         if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-            copied = isinstance(node.value, gast.Name)  # (y = z: both hold one iterator)
+            copied = isinstance(node.value, gast.Name) and all(
+                isinstance(t, gast.Name) for t in targets)  # (y = z: both hold one iterator)
             if not copied:
                 self.read(node.value, state)
             made = self.made(node.value)
@@ -159,7 +160,7 @@ class _Paths:
         starts, ends = [state], []
         self.loop_exits.append(ends)
         for _ in range(2):
-            start = _State.merge(starts + ends).copy()
+            start = _State.merge(starts + ends)
             if isinstance(node, gast.While):
                 self.read(node.test, start)
             else:
@@ -248,8 +249,8 @@ class _Paths:
 def _refusal(name: str, iterator: _Iterator, line: int) -> str:
     made = iterator.made
     listed = "[... for ...]" if made.startswith("(") else f"list({made})"
-    return (f"{name} holds the iterator {made} made on line {line}, which an "
-            f"earlier read (or this one, in an earlier iteration) has taken items from: "
-            f"Python's iterator gives this read only the items left (none after a loop over "
-            f"it), where autotrace would give all of them again; write {name} = {listed} to "
-            f"read its items more than once")
+    return (f"{name} holds the iterator {made} made on line {line}, which an earlier read "
+            f"(or this one, run before in a loop or a function defined here) has taken items "
+            f"from: Python's iterator gives this read only the items left (none after a loop "
+            f"over it), where autotrace would give all of them again; write {name} = {listed} "
+            f"to read its items more than once")
