@@ -17,8 +17,10 @@ from .argument_writes import (CONTAINER_WRITES, PARAMETERS_WRITTEN, base_name, c
                               writes_into_arguments)
 from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_PER_ARGUMENT, NEW_VALUE_BUILTINS,
                            NEW_VALUE_METHODS, NUMBER_OR_ARRAY_FUNCTIONS, NUMBER_OR_ARRAY_METHODS,
-                           VIEW_FUNCTIONS, VIEWS_IN_A_LIST, copied, is_one_of, numpy_name,
-                           own_function, python_callee, shallow_copy, viewed_arguments)
+                           VIEW_FUNCTIONS, VIEWS_IN_A_LIST, copied, inexact_ufunc, is_one_of,
+                           numpy_name, own_function, python_callee, shallow_copy,
+                           viewed_arguments)
+from .alias_stores import stored_parameters
 from .given_functions import GivenFunctions, as_function
 from ..codegen.naming import SCOPES
 from ..front.parsing import MISSING, parse_function, resolve
@@ -62,6 +64,7 @@ class CallSharing(GivenFunctions):
         self.call_of_given_function(node)
         self.partials_given(node)
         self.writes_by_reduced(node, arguments)
+        self.note_stores(node, given)  # (alias_stores.py)
         local = self.local_functions.get(func.id) if isinstance(func, gast.Name) else \
             func if isinstance(func, gast.Lambda) else None  # (a function defined here)
         nested = self.nested_writes(func.id) if isinstance(func, gast.Name) else \
@@ -100,7 +103,7 @@ class CallSharing(GivenFunctions):
             plain = isinstance(ufunc, np.ufunc) and ufunc.nout == 1
             return self.new(node, array=numpy in ARRAY_MAKERS, plain=plain or (is_one_of(
                 ufunc, NUMBER_OR_ARRAY_FUNCTIONS) and bool(node.args) and self.is_plain(
-                    node.args[0], arguments[0])), inexact=plain and _inexact(ufunc))
+                    node.args[0], arguments[0])), inexact=plain and inexact_ufunc(ufunc))
         if method:  # a value's method
             if func.attr in VIEW_FUNCTIONS or uncopied:
                 return owner
@@ -157,7 +160,7 @@ class CallSharing(GivenFunctions):
         summary = self.returned_parameters(callee)
         if summary is None:
             return None
-        parameters, makes_new = summary
+        parameters, makes_new, _ = summary
         whole, held = set(), set()
         for position, parameter, returned_whole in parameters:
             position -= before
@@ -208,7 +211,8 @@ class CallSharing(GivenFunctions):
     def returned_parameters(self, callee):
         """([(position, name, whole)] of the parameters whose argument the Python function
         `callee` may return (whole: itself, else held in what it returns), whether it may
-        return a new value); None where that is not known."""
+        return a new value, what it stores (alias_stores.stored_parameters)); None where
+        that is not known."""
         if callee.__code__ not in self.returns:
             # autotrace's own functions (the runtime helpers generated code calls: match,
             # accumulate_item, ...) are read once per kind of reading and depth, and kept on
@@ -233,7 +237,8 @@ class CallSharing(GivenFunctions):
             return None
         return ([(position, parameter, ("argument", parameter) in sharing.returned_whole)
                  for position, parameter in enumerate(parameter_names(parsed.node))
-                 if ("argument", parameter) in sharing.returned], _makes_new(sharing))
+                 if ("argument", parameter) in sharing.returned], _makes_new(sharing),
+                stored_parameters(sharing, parsed.node))
 
     def writes_by_callee(self, node) -> None:
         """Refuse a call of a function that writes into its argument, which autotrace does
@@ -591,9 +596,3 @@ def _walk(statements):
 def _text(node) -> str:
     return to_source(node).strip()
 
-
-def _inexact(ufunc: np.ufunc) -> bool:
-    """Whether every result of `ufunc` is a float or complex number or array, whatever its
-    inputs (np.exp, np.tanh; not np.add, which adds ints to an int)."""
-    loops = [loop.split("->")[1] for loop in ufunc.types if "O" not in loop]
-    return bool(loops) and all(kind in "efdgFDG" for loop in loops for kind in loop)

@@ -50,6 +50,7 @@ import gast
 from .alias_calls import CallSharing, _text, _walk, functions_defined_once, lambda_writes
 from .alias_items import ArrayItems
 from .alias_keys import NO_KEY, KeyedItems, has_key, key_of
+from .alias_stores import StoredValues
 from .alias_messages import RefusalMessages, written_as
 from .distinct_names import DistinctNames, Env, HoldsNoArrays, copy_env as _copy, env_names as _names, \
     join_envs as _join
@@ -93,7 +94,8 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     return [guard for guards in sharing.guards.values() for guard in guards]
 
 
-class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctNames):
+class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctNames,
+              StoredValues):
     """Which memories each name may share, statement by statement; refuses shared writes."""
 
     def __init__(self, function, location, namespace, depth=0, returns=None):
@@ -123,6 +125,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
         # attribute the object holds is not the object, where an attribute of an array (A.T)
         # is a view of it.
         self.objects = {}
+        self.outside_names = set()  # the globals a value was stored into (alias_stores.py)
         self.body = function.body  # (live_after and reads are found when a write asks)
         self.loops = []  # per enclosing loop: [the envs at its continues, at its breaks]
         self.statement = None
@@ -292,7 +295,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
             self.value(getattr(node, "slice", None))
             return self.item(base)
         if isinstance(node, gast.Attribute):
-            if node.value is not None and self.is_global(node):
+            if node.value is not None and self.is_global(node) and not self.outside_read(node):
                 return set()  # np.pi, a module's attribute
             if node.attr in NUMBERS_OF_AN_ARRAY:
                 self.value(node.value)
@@ -472,11 +475,13 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
                 kept = self.store_key(memory, key, memories)
                 self.hold(memory, holding if memory in self.containers else holding - {memory},
                           keep_keys=kept)
+        elif isinstance(target, gast.Attribute):  # `o.a = v`, o an object
+            self.store_attribute(target, memories)
 
     def subscript_written(self, target) -> set:
         """The memories `x[i] = v` writes into (`x[i][j] = v`: into x[i])."""
         base = base_name(target)
-        written = self.name_value(base.id) if base is not None else set()
+        written = self.owners_of(base) if base is not None else set()
         if isinstance(target.value, gast.Subscript):
             inner = target.value
             inner_key = key_of(inner.slice)

@@ -247,3 +247,10 @@ def _makes_a_value(func, namespace: dict) -> bool:
         return isinstance(func, gast.Attribute) and (
             func.attr in NEW_VALUE_METHODS or func.attr in array_methods)
     return is_one_of(value, _VALUE_BUILTINS)
+
+
+def inexact_ufunc(ufunc: np.ufunc) -> bool:
+    """Whether every result of `ufunc` is a float or complex number or array, whatever its
+    inputs (np.exp, np.tanh; not np.add, which adds ints to an int)."""
+    loops = [loop.split("->")[1] for loop in ufunc.types if "O" not in loop]
+    return bool(loops) and all(kind in "efdgFDG" for loop in loops for kind in loop)

@@ -30,6 +30,7 @@ from ...runtime.derivatives.state_writes import (call_method, reads_object, unre
 from .argument_writes import AUGMENTED_SYMBOLS, PARAMETERS_WRITTEN
 from ..errors import Location
 from ..front.function_caches import made_from
+from ..front.out_arguments import WRITTEN_AS
 from .argument_writes import parameter_names
 from ..codegen.nodes import walk
 from ..codegen.naming import walk_scope
@@ -99,6 +100,7 @@ def rewrite_state_writes(function: gast.FunctionDef, location: Location, namespa
             if not runs_once:  # made again where the derivative runs: see write_state
                 call.keywords.append(gast.keyword(arg="again", value=_constant(True)))
             replacement = gast.Expr(value=call)
+            setattr(replacement, WRITTEN_AS, to_source(statement).strip().splitlines()[0])
             for node in walk(replacement):
                 if not hasattr(node, "lineno") and isinstance(node, (gast.expr, gast.stmt)):
                     gast.copy_location(node, statement)
