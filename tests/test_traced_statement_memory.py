@@ -87,7 +87,7 @@ def dict_item_shared(x, n):
 def held_by_an_attribute_written(x, n):
     a = np.zeros(3)
     box = Box()
-    box.a = a  # (the source's model does not follow attributes: asked when the loop runs)
+    box.a = a  # (the model of memory follows the attribute: box holds a)
     for i in range(n):
         a += x
     return box.a
@@ -102,8 +102,9 @@ REFUSED = [
     (alias_under_a_traced_if, r"(?s)a \+= x\n.*`if n > 1:` runs on a traced value"),
     (dict_item_shared, r"d\['a'\] \+= x\n  this writes traced values into an item of 'd'.*"
                        r"whose memory 'b' shares"),
-    (held_by_an_attribute_written, r"a \+= x\n  this changes the NumPy array 'a' in place, and "
-                                   r"'box', which is read after it, holds its memory too"),
+    (held_by_an_attribute_written, r"a \+= x\n  this writes traced values into the NumPy array "
+                                   r"'a' \(a = np.zeros\(3\), line \d+\), whose memory 'box' "
+                                   r"shares \(box.a = a, line \d+\)"),
 ]
 
 

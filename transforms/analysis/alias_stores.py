@@ -11,6 +11,8 @@ that a write that the global is read after is refused as one that another name r
 afterwards. A Python function called is read for the parameters it stores into another
 parameter's object (`self`) or into a global, and the call makes the caller's argument there
 (or the caller's global of that name, where it is the same object) hold what it was given.
+A global that only a function called after the write reads, not the function by its name, is
+not seen here.
 These are methods of aliases.Sharing, mixed in from here to keep each module to one idea.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import inspect
 
 import gast
+import numpy as np
 
 from ...runtime.derivatives.state_writes import write_state
 from .argument_writes import CONTAINER_WRITES, IN_PLACE_METHODS, base_name, parameter_names
@@ -39,14 +42,20 @@ class StoredValues:
         from here on (once something is stored into it)."""
         memory = ("global", identifier)
         self.outside_names.add(identifier)
+        value = self.namespace.get(identifier)
+        if isinstance(value, np.ndarray):  # (a value written into an array is copied)
+            self.arrays.add(memory)
+            self.plain.add(memory)
+        elif isinstance(value, (list, tuple, dict)):
+            self.containers.add(memory)
         if self.env is not None:
             self.env.setdefault(identifier, {}).setdefault(memory, self.statement)
         return {memory}
 
     def global_root(self, node) -> str | None:
-        """The name of the global object (not a module, a function or a class: their
-        attributes are not memory the function is given) that `node`, `K`, `K.a` or `G[0]`,
-        is (inside of), else None."""
+        """The name of the global or closure object (an instance, a container, a class; not
+        a module, a function or a number) that `node`, `K`, `K.a` or `G[0]`, is (inside of),
+        else None."""
         root = base_name(node) if not isinstance(node, gast.Name) else node
         if root is None or root.id in self.locals:
             return None

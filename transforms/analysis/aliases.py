@@ -29,6 +29,7 @@ never an operand: only a list's or tuple's `+` and `*` and a set's or dict's `|`
 make a container, which holds its operands' items, and where an operand is surely an array or
 a number (a float, for `*`) the result is an array or a number. A loop's target and the names a
 value is unpacked into are items of it: of a container, what it holds; of an array, views.
+`o.a = v` makes o hold v, a global object stored into being a memory too (alias_stores.py);
 `A[i] = v` makes A hold v, unless A is surely an array or a number (made by a ufunc, or by
 arithmetic on those): an array copies v. Nor does A come to hold itself, written with its own
 slice (`A[2:4] = A[1:3]`), unless A is surely a container (`L[0] = L`).
