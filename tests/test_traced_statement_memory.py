@@ -93,6 +93,15 @@ def held_by_an_attribute_written(x, n):
     return box.a
 
 
+def held_by_an_attribute_set_by_name(x, n):
+    a = np.zeros(3)
+    box = Box()
+    setattr(box, "a", a)  # (the model does not read setattr: asked when the loop runs)
+    for i in range(n):
+        a += x
+    return box.a
+
+
 REFUSED = [
     (alias_added_in_a_loop, r"a \+= x\n  this writes traced values into the NumPy array 'a' "
                             r"\(a = np.zeros\(3\), line \d+\), whose memory 'b' shares"),
@@ -105,6 +114,8 @@ REFUSED = [
     (held_by_an_attribute_written, r"a \+= x\n  this writes traced values into the NumPy array "
                                    r"'a' \(a = np.zeros\(3\), line \d+\), whose memory 'box' "
                                    r"shares \(box.a = a, line \d+\)"),
+    (held_by_an_attribute_set_by_name, r"a \+= x\n  this changes the NumPy array 'a' in place, "
+                                       r"and 'box', which is read after it, holds its memory too"),
 ]
 
 
