@@ -3,7 +3,7 @@ of a global object or of an object it made (`K.a = acc`, or `K.keep(acc)` whose 
 `self.a = a`), a global container (a helper's `G.append(a)`). A write into the array through
 its own name afterwards (`acc += v`, `acc[0] = v`) changes what the object reads too, which
 autotrace, following values, would give the old value: refused, naming the store, wherever
-the object is read after the write. Stored as a copy, or the name rebound (`acc = acc + v`),
+the object is read after the write (by its name, or by a function called that reads it). Stored as a copy, or the name rebound (`acc = acc + v`),
 it is followed in every mode.
 
 Also: a `with` block that writes into a buffer's items and then rebinds the buffer's name,
@@ -46,6 +46,10 @@ def keep_in_the_global(a):
 
 def append_to_the_global(a):
     KEPT.append(a)
+
+
+def read_the_global(x):
+    return np.sum(KEEPER.a * x)
 
 
 def kept_by_a_method_of_a_global(x):
@@ -91,6 +95,13 @@ def appended_by_a_helper_to_a_global_list(x):
     return np.sum(KEPT[-1] * x)
 
 
+def read_by_a_function_called_after_the_write(x):
+    acc = np.zeros(3)
+    KEEPER.keep(acc)  # (stored: read by a function)
+    acc += x ** 2  # (written: read by a function)
+    return read_the_global(x)
+
+
 # (function, the owner read after the write, the store as written, the marker's label)
 REFUSED = [
     (kept_by_a_method_of_a_global, "KEEPER", "KEEPER.keep(acc)", "method of a global"),
@@ -100,6 +111,8 @@ REFUSED = [
     (stored_in_a_global_attribute, "KEEPER", "KEEPER.a = acc", "attribute"),
     (stored_by_a_helper_into_a_global, "KEEPER", "keep_in_the_global(acc)", "helper"),
     (appended_by_a_helper_to_a_global_list, "KEPT", "append_to_the_global(acc)", "list"),
+    (read_by_a_function_called_after_the_write, "KEEPER", "KEEPER.keep(acc)",
+     "read by a function"),
 ]
 
 DERIVATIVES = {
@@ -115,6 +128,8 @@ DERIVATIVES = {
 def test_a_write_into_an_array_an_object_or_global_holds_is_refused(f, owner, stored, label):
     KEPT.clear()
     store, write = line_of(f"(stored: {label})"), line_of(f"(written: {label})")
+    read = f"{write + 1}" + (" (by read_the_global, which reads it)" if "function" in label
+                             else "")
     what = "acc[0] = ..." if label == "item" else "acc += ..."
     advice = (f"Give {owner!r} a copy if it should keep the old value (acc.copy()), or write "
               f"into {owner!r} too" if label == "item" else
@@ -122,7 +137,7 @@ def test_a_write_into_an_array_an_object_or_global_holds_is_refused(f, owner, st
               f"{owner!r} too")
     expected = (f'File "{THIS_FILE}", line {write}: {what} changes \'acc\' in place, and '
                 f"{owner!r} shares its memory ({stored}, line {store}), read after it on line "
-                f"{write + 1}; autotrace gives 'acc' alone a new value. {advice}")
+                f"{read}; autotrace gives 'acc' alone a new value. {advice}")
     for mode, run in DERIVATIVES.items():
         if f is kept_by_a_method_of_an_object_made_here and mode != "traced grad":
             continue  # (refused at the call: Keeper.keep changes its object, given a gradient)
@@ -133,7 +148,7 @@ def test_a_write_into_an_array_an_object_or_global_holds_is_refused(f, owner, st
     made = line_of(f"(stored: {label})") - 1
     traced = (f"this writes traced values into the NumPy array 'acc' (acc = np.zeros(3), line "
               f"{made}), whose memory {owner!r} shares ({stored}, line {store}) and reads "
-              f"after it, on line {write + 1}: autotrace makes 'acc' alone a new traced value")
+              f"after it, on line {read}: autotrace makes 'acc' alone a new traced value")
     with pytest.raises(ControlFlowError, match=re.escape(traced)):
         autotrace.function(f)(X)
 

@@ -11,8 +11,8 @@ that a write that the global is read after is refused as one that another name r
 afterwards. A Python function called is read for the parameters it stores into another
 parameter's object (`self`) or into a global, and the call makes the caller's argument there
 (or the caller's global of that name, where it is the same object) hold what it was given.
-A global that only a function called after the write reads, not the function by its name, is
-not seen here.
+A function of the user's called after the write reads the globals its code names
+(`closures` in aliases.py): one call deep, not those that the functions it calls read.
 These are methods of aliases.Sharing, mixed in from here to keep each module to one idea.
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 from ...runtime.derivatives.state_writes import write_state
 from .argument_writes import CONTAINER_WRITES, IN_PLACE_METHODS, base_name, parameter_names
 from .call_results import own_function, python_callee
+from ..codegen.naming import walk_scope
 from ..front.parsing import MISSING, resolve
 
 # Methods of a list, dict or set that store what they are given into it.
@@ -64,6 +65,26 @@ class StoredValues:
                 isinstance(value, (int, float, complex, str, bytes, bool, type(None))):
             return None
         return root.id
+
+    def globals_read_by_functions(self) -> dict:
+        """The name of each Python function of the user's that the function reads (a global
+        or closure variable) -> the global objects it reads by name, bound in this namespace
+        to the same objects: a call of it reads them, and what a value made here was stored
+        into there (not those that a function it calls reads)."""
+        found = {}
+        for node in (n for statement in self.body for n in walk_scope(statement)):
+            if not isinstance(node, gast.Name) or node.id in found or node.id in self.locals:
+                continue
+            function = self.namespace.get(node.id)
+            if not inspect.isfunction(function) or own_function(function):
+                continue
+            read = {name for name in _names_read(function.__code__)
+                    if function.__globals__.get(name, MISSING) is self.namespace.get(name)
+                    and self.global_root(gast.Name(id=name, ctx=gast.Load(), annotation=None,
+                                                   type_comment=None)) is not None}
+            if read:
+                found[node.id] = read
+        return found
 
     def owners_of(self, node) -> set:
         """The memories that a value stored into an attribute or an item of `node` comes to be
@@ -144,6 +165,13 @@ class StoredValues:
         if position < len(node.args):
             return node.args[position]
         return next((k.value for k in node.keywords if k.arg == parameter), None)
+
+
+def _names_read(code) -> set:
+    """The global names `code` reads, with those of the functions and comprehensions it
+    defines."""
+    return set(code.co_names).union(*(_names_read(constant) for constant in code.co_consts
+                                      if inspect.iscode(constant)))
 
 
 def stored_parameters(sharing, function) -> tuple:

@@ -155,8 +155,9 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
 
     @functools.cached_property
     def closures(self) -> dict:
-        """A nested function's name -> the names of this function it reads when called."""
-        return closure_reads(self.body)
+        """A nested function's name -> the names of this function it reads when called; a
+        global function's -> the global objects it reads (alias_stores.py)."""
+        return {**self.globals_read_by_functions(), **closure_reads(self.body)}
 
     @functools.cached_property
     def reads(self) -> list:
