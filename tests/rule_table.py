@@ -890,6 +890,8 @@ TABLE += [
       note="zeros for a real z; -1j Re(g) for a complex one"),
     E("helper:imag_of", complex_parts.imag_of, normal((3, 4), (3, 4)), wrt=(0,),
       note="zeros for a real z; Im(h) for a complex one"),
+    E("helper:real_gradient", complex_parts.real_gradient, normal((3, 4), (3, 4)), wrt=(0,),
+      note="Re(g); in a complex z's dtype for a complex one"),
     E("helper:real_if_real", complex_parts.real_if_real, normal((3, 4), (3, 4)), wrt=(0,)),
     E("helper:log_of_base", exponent_logs.log_of_base,
       lambda rng: (np.array([0.4, 1.5, -0.8, 2.5, -1.2]) * rng.uniform(1.0, 1.5, 5),),

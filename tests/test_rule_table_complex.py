@@ -47,7 +47,7 @@ UNORDERED = {entry.name for entry in TABLE if entry.name.split("/")[0] in ("lina
 # Entries not holomorphic in complex values, differentiated as JAX does: the identity holds for
 # the real part, Re(sum(u * tangent(t))) = Re(sum(gradient(u) * t)), u of the result's dtype.
 NOT_HOLOMORPHIC = {"real", "imag", "conjugate", "absolute", "helper:abs_slope",
-                   "helper:real_if_real",
+                   "helper:real_if_real", "helper:real_gradient",
                    # irfft reads a half spectrum as the Hermitian one it stands for, so it
                    # takes the real part of bin 0 (and of bin n / 2 for an even n)
                    *(entry.name for entry in TABLE

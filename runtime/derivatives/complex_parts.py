@@ -5,7 +5,7 @@ autotrace pairs a gradient g with a tangent t by Re(g t), without a conjugate, a
 gradient of a holomorphic f is g f'(z) (real_only.py), and that of a function that is not
 holomorphic is the transpose of its tangent map for this pairing:
 
-    np.real(z)    tangent Re(t)                gradient Re(g), a complex z's
+    np.real(z)    tangent Re(t)                gradient Re(g), complex (z's dtype)
     np.imag(z)    tangent Im(t)                gradient -1j Re(g)
     np.conj(z)    tangent conj(t)              gradient conj(g)
     np.abs(z)     tangent Re(t s)              gradient Re(g) s,  s = conj(z) / |z|, 0 at 0
@@ -15,6 +15,12 @@ gives none, and the slope s of |x| is sign(x). A real value's gradient is the re
 reaches it: inside a derivative it may be complex (`1j * x` gives x the gradient 1j g), and only
 its real part means anything, so the rules above read Re(g), and a real argument gets the real
 part (structure.match), as in JAX, where a real value's gradient is real.
+
+A complex value's gradient is complex from its first term on, whatever reaches it: np.real's
+gives Re(g) in z's complex dtype (`real_gradient`), not a real array, which a later complex term
+(`np.imag(z[0])`'s -1j Re(g)) added into an item of it would lose its imaginary part in, and
+which would make the gradient's dtype depend on the order of the terms (one branch of a traced
+`if` real, the other complex).
 """
 from __future__ import annotations
 
@@ -23,6 +29,15 @@ import numpy as np
 from ..containers import zeros_like
 from ..devices import array_module
 from .real_only import is_complex, real_part
+
+
+def real_gradient(g, z):
+    """The gradient of `z` of np.real(z), given the result's gradient `g`: Re(g) in a complex
+    z's dtype (the imaginary parts 0j), as a complex value's gradient is; Re(g) for a real z,
+    whose np.real is z (a real value's gradient may be complex inside a derivative)."""
+    if not is_complex(z):
+        return real_part(g)
+    return real_part(g) + 0j
 
 
 def imag_gradient(g, z):

@@ -42,7 +42,8 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      kron_adjoint_a, kron_adjoint_b,
                                                      matmul_adjoint_a, matmul_adjoint_b,
                                                      tensordot_adjoint_a, tensordot_adjoint_b)
-from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_of, real_if_real
+from ...runtime.derivatives.complex_parts import (abs_slope, imag_gradient, imag_of, real_gradient,
+                                                  real_if_real)
 from ...runtime.derivatives.degenerate_matrices import gap_weighted
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.exponent_logs import has_log, log_of_base, slope_base
@@ -154,7 +155,13 @@ constant(real_sign)  # (a step: zero almost everywhere)
 
 
 # The parts of complex values (runtime/derivatives/complex_parts.py): imag_gradient and imag_of
-# are each other's transposes, real_if_real its own.
+# are each other's transposes, real_if_real and real_gradient their own (Re(h Re(g)) =
+# Re(Re(h) g); real_gradient's transpose in g's dtype, as g's gradient is).
+@linear(real_gradient)
+def real_gradient_rule(y, g, z):
+    d[g] = real_gradient(d[y], g)
+
+
 @linear(imag_gradient)
 def imag_gradient_rule(y, g, z):
     d[g] = imag_of(d[y], z)

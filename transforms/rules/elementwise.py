@@ -21,7 +21,7 @@ import numpy as np
 from ...runtime.derivatives.adjoint_ops import clip_weights, first_given, unbroadcast
 # Named in partials' expressions.
 from ...runtime.derivatives.adjoint_ops import real_sign, sinc_slope, tie_weights  # noqa: F401
-from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_of
+from ...runtime.derivatives.complex_parts import abs_slope, imag_gradient, imag_of, real_gradient
 from ...runtime.derivatives.dtypes import as_weights
 from ...runtime.derivatives.exponent_logs import log_of_base, slope_base  # noqa: F401
 from ...runtime.derivatives.real_only import refuse_complex
@@ -181,11 +181,12 @@ partials(np.fabs, math.fabs, x="d[y] * real_sign(x)")
 
 
 # The parts of complex values, as JAX differentiates them (runtime/derivatives/complex_parts.py):
-# a gradient Re(g), as a real value's gradient may be complex; for real values, NumPy's real
+# a gradient Re(g) (in z's complex dtype for np.real, as a complex value's gradient is from its
+# first term on), as a real value's gradient may be complex; for real values, NumPy's real
 # functions (np.real and np.conj of x are x, np.imag 0, the slope of |x| sign(x)).
 @adjoint(np.real)
 def real_rule(y, val):
-    d[val] = np.real(d[y])
+    d[val] = real_gradient(d[y], val)
 
 
 @tangent(np.real)
