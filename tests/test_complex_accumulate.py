@@ -81,3 +81,29 @@ def test_a_complex64_gradient_begun_by_real_parts_stays_complex64():
         gradient = gradient_of(imaginary_part_first, a)
         assert gradient.dtype == np.complex64, mode
         np.testing.assert_allclose(gradient, [1 - 1j, 1 - 1j, 1], err_msg=mode)
+
+
+def complex_item_into_a_shifted_real(x, w):
+    z = x + 1j  # (its tangent is x's, real, made complex as z is)
+    z[0] = w * 1j * x[1]
+    return np.imag(np.sum(np.exp(z) * z)) + np.sum(np.real(z) ** 3)
+
+
+def complex_slice_into_a_shifted_real(x, w):
+    z = x + np.array([0j, 1j, 2j])
+    z[0:2] = w * 1j * x[1:]
+    return np.imag(np.sum(np.exp(z) * z)) + np.sum(np.real(z) ** 3)
+
+
+@pytest.mark.parametrize("f", [complex_item_into_a_shifted_real,
+                               complex_slice_into_a_shifted_real])
+def test_a_complex_tangent_written_into_a_complex_value_of_a_real_one_keeps_its_imaginary_part(f):
+    """Forward mode's tangent of x + 1j: complex, as the value is (it was x's real one, and the
+    item's complex tangent written into it raised a TypeError or lost its imaginary part)."""
+    x, w = np.array([0.3, 1.2, -0.4]), 0.7
+    tangents = (np.array([1.0, -0.5, 0.25]), 0.5)
+    changed = (f(x + EPS * tangents[0], w + EPS * tangents[1])
+               - f(x - EPS * tangents[0], w - EPS * tangents[1])) / (2 * EPS)
+    np.testing.assert_allclose(autotrace.jvp(f, (x, w), tangents)[1], changed, rtol=1e-7)
+    traced = autotrace.function(autotrace.forward(f, wrt=(0, 1)))(x, w, tangent=tangents)[1]
+    np.testing.assert_allclose(traced, changed, rtol=1e-7)

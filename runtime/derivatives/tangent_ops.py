@@ -10,6 +10,7 @@ from __future__ import annotations
 from .adjoint_products import _replaced
 from .items import _same
 from .objects import iterates_by_its_methods, refuse_object_iteration
+from .real_only import is_complex
 from .structure import (_is_integral, in_dtype_of, item_by_item, like_container, ones_like,
                         zeros_like)
 from ..array_subclasses import refuse_read_beside
@@ -93,9 +94,13 @@ def _seed_leaf(tangent, value):
 
 
 def tangent_like(tangent, value):
-    """`tangent` broadcast to `value`'s shape (after forward mode dropped a zero term that
-    would have broadcast it)."""
+    """`tangent` broadcast to `value`'s shape, and complex where `value` is (after forward
+    mode dropped a zero term that would have broadcast it, or made it complex: `x + 1j` of a
+    real x, whose tangent a complex item written into it later must not lose its imaginary
+    part in)."""
     refuse_read_beside(value)  # an operand was one, computed with operations of its own
+    if is_complex(value) and not is_complex(tangent):
+        tangent = read_as_array(tangent) + 0j
     shape = getattr(value, "shape", None)
     if shape is None or getattr(tangent, "shape", None) == shape:
         return tangent
