@@ -5,7 +5,10 @@ give a gradient of one dtype.
 
 The gradient of a real f of a complex a is df/dRe(a) - 1j df/dIm(a) (autotrace's pairing
 Re(g t), as JAX's): checked against central differences of f along 1 and along 1j, eagerly,
-traced, vmapped and differentiated again in forward mode (forward over reverse)."""
+traced, vmapped and differentiated again in forward mode (forward over reverse). Forward mode's
+tangent of a complex value made from a real one (x + 1j) is complex too, so a complex item
+written into it keeps its imaginary part, and a real cotangent given for a complex output is
+made complex."""
 import numpy as np
 import pytest
 
@@ -107,3 +110,20 @@ def test_a_complex_tangent_written_into_a_complex_value_of_a_real_one_keeps_its_
     np.testing.assert_allclose(autotrace.jvp(f, (x, w), tangents)[1], changed, rtol=1e-7)
     traced = autotrace.function(autotrace.forward(f, wrt=(0, 1)))(x, w, tangent=tangents)[1]
     np.testing.assert_allclose(traced, changed, rtol=1e-7)
+
+
+def doubled_and_an_imaginary_part(a):
+    y = a * 2.0
+    return y, np.imag(y[0])
+
+
+def test_a_real_cotangent_of_a_complex_output_keeps_the_imaginary_part_added_to_it():
+    """The seed of the complex output y, given real, is made complex: np.imag(y[0])'s -1j
+    term added into its item kept only its real part (gradient 2 of a[0], where 2 - 2j is)."""
+    a = np.array([1.0 + 2.0j, 3.0 - 1.0j])
+    dy = (np.array([1.0, 1.0]), 1.0)
+    expected = [2.0 - 2.0j, 2.0]
+    np.testing.assert_allclose(autotrace.vjp(doubled_and_an_imaginary_part, a)[1](dy)[0],
+                               expected)
+    traced = autotrace.function(autotrace.grad(doubled_and_an_imaginary_part))(a, dy=dy)
+    np.testing.assert_allclose(traced, expected)

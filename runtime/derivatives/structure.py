@@ -22,7 +22,7 @@ from ..pytrees import any_registered, registered
 # (fresh_gradients, which generated code calls, is named from here too)
 from .fresh_memory import _IMMUTABLE, _apart_from_arguments, fresh_gradients  # noqa: F401
 from .no_gradient import check_output, refuse_text_argument
-from .real_only import real_part
+from .real_only import is_complex, real_part
 from ..state import StateCell, StateError, current_sink, holds_state
 from ..abstract import UnknownSizeError, is_unknown
 
@@ -147,7 +147,23 @@ def seed(value, dy):
     if any_registered():
         dy = _registered_by_attribute(value, dy)
     _check_seed(value, dy, "")
-    return _on_entries_of(value, dy)
+    return _on_entries_of(value, _complex_where_complex(value, dy))
+
+
+def _complex_where_complex(value, dy):
+    """`dy` with a real entry made complex where the output's is complex: a complex value's
+    gradient is complex from its first term on (complex_parts.py), so a complex term added
+    into an item of it later keeps its imaginary part."""
+    if isinstance(value, (tuple, list)) and isinstance(dy, (tuple, list)):
+        items = [_complex_where_complex(v, g) for v, g in zip(value, dy)]
+        return dy if _same_items(items, dy) else rebuild(dy, items)
+    if isinstance(value, dict) and isinstance(dy, dict):
+        items = {key: _complex_where_complex(value[key], item) if key in value else item
+                 for key, item in dy.items()}
+        return dy if _same_items(items.values(), dy.values()) else rebuild(dy, items.items())
+    if is_complex(value) and carries_gradient(dy) and not is_complex(dy):
+        return dy + 0j
+    return dy
 
 
 def _registered_by_attribute(value, dy):
