@@ -23,7 +23,8 @@ from typing import Callable
 
 from autotrace.operators import reverse
 from autotrace.conversion import for_tracing
-from autotrace.runtime.state import collecting, current_scope, deposit, holds_state
+from autotrace.runtime.held_state import holds_state
+from autotrace.runtime.state import collecting, current_scope, deposit
 from autotrace.runtime.derivatives.structure import array_module
 from autotrace.transforms.front.function_caches import made_from
 from autotrace.transforms.analysis.live_names import is_current

@@ -14,7 +14,9 @@ jit: a new lambda would be traced again) and jax.jit(jax.grad(loss)) made once. 
 also written as code for several array libraries writes it, its NumPy module a parameter
 (`def mse_xp(w, batch, xp=np)`), and traced anew each step (`function(grad(lambda ...))`).
 Every form's gradient (Hessian) is checked against the loss-defined-once gradient (Hessian)
-before timing; the script exits with status 1 if one differs. Times are milliseconds per step
+before timing; the script exits with status 1 if one differs. Last, implicit_grad of a loss
+calling a callable object held in a global whose class holds the Variable (resolved when the
+step runs, transforms/dynamic_calls.py), beside the same loss written inline. Times are milliseconds per step
 (best of --repeat runs) and the ratio to the NumPy primal.
 """
 from __future__ import annotations
@@ -121,6 +123,40 @@ def keras_steps(rng):
     return steps, reference
 
 
+class _Scorer:
+    """A loss object whose class holds the Variable it reads (set by global_object_steps)."""
+
+    w = None
+
+    def __call__(self, inputs, targets):
+        return np.mean((np.tanh(inputs @ self.w) - targets) ** 2)
+
+
+scorer = _Scorer()  # a global of this module, which the loss below calls
+
+
+def global_object_steps(rng):
+    """{name: step} for a loss calling `scorer`, a global, each step giving the gradient of
+    its class's Variable; and the same loss written inline."""
+    inputs, targets = rng.normal(size=(64, 8)), rng.normal(size=(64, 1))
+    _Scorer.w = at.Variable(rng.normal(size=(8, 1)))
+
+    def loss():
+        return scorer(inputs, targets)
+
+    def loss_inline():
+        return np.mean((np.tanh(inputs @ _Scorer.w) - targets) ** 2)
+    through_object, inline = at.implicit_grad(loss), at.implicit_grad(loss_inline)
+    steps = {
+        "numpy primal (the object's loss alone)": loss,
+        "implicit_grad(loss calling a global object)": lambda: [
+            gradient for gradient, _ in through_object()],
+        "implicit_grad(the same loss written inline)": lambda: [
+            gradient for gradient, _ in inline()],
+    }
+    return steps, steps["implicit_grad(the same loss written inline)"]()
+
+
 def _same(given, expected) -> bool:
     if isinstance(expected, list):
         return len(given) == len(expected) and all(map(_same, given, expected))
@@ -135,9 +171,11 @@ def main(argv=None) -> int:
     functional, hessians, (functional_reference, hessian_reference) = functional_steps(
         rng, autograd, jax)
     keras, keras_reference = keras_steps(rng)
+    global_object, global_object_reference = global_object_steps(rng)
     failed = False
     for group, reference in ((functional, functional_reference),
-                             (hessians, hessian_reference), (keras, keras_reference)):
+                             (hessians, hessian_reference), (keras, keras_reference),
+                             (global_object, global_object_reference)):
         for name, step in group.items():
             if "primal" in name or "minimize" in name:
                 continue
@@ -148,7 +186,9 @@ def main(argv=None) -> int:
         return 1
     for title, group in (("A loss of parameters w and a batch (8 -> 1, batch 64)", functional),
                          ("Hessian of that loss", hessians),
-                         ("Two Dense layers (8 -> 16 -> 1, batch 64), Variables", keras)):
+                         ("Two Dense layers (8 -> 16 -> 1, batch 64), Variables", keras),
+                         ("A loss object held in a global, its class holding the Variable "
+                          "(8 -> 1, batch 64)", global_object)):
         print(f"\n{title}")
         times = best_times_in_turns(group, options.repeat)
         primal = next((t for name, t in times.items() if "primal" in name), None)

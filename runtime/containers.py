@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 from .devices import array_module
-from .state import holds_state, slot_names
+from .held_state import holds_state, slot_names
 
 
 def is_namedtuple(value) -> bool:

@@ -34,10 +34,8 @@ the sink that gathers gradients for the cells a function reads.
 """
 from __future__ import annotations
 
-import collections
 import sys
 import threading
-import types
 import weakref
 from contextlib import contextmanager, nullcontext
 
@@ -46,7 +44,6 @@ import numpy as np
 from .abstract import abstractify
 from .scopes import active_subgraphs
 from .errors import TracingError
-from .python_modules import is_standard_library
 
 
 class StateError(TypeError, TracingError):
@@ -503,84 +500,3 @@ def deposit(value, gradient) -> None:
         for key, item_gradient in gradient.items():
             if key in value:
                 deposit(value[key], item_gradient)
-
-
-_NO_STATE = (str, bytes, int, float, complex, bool, type(None), np.ndarray, np.generic,
-             types.FunctionType, types.BuiltinFunctionType)
-
-
-def holds_state(value) -> bool:
-    """Whether `value` is a cell or holds one: in a container, in an object's attributes (its
-    own, its slots, and its class's: `class M: w = Variable(...)` read as `self.w`), in a
-    class's attributes, or in a module's (followed to any depth, each object once)."""
-    seen, classes = set(), []
-    if _holds_state(value, seen, classes):
-        return True
-    # The classes met, last: their attributes seldom hold a cell, and are mostly methods.
-    while classes:
-        for klass in classes.pop().__mro__:
-            if klass.__module__ == "builtins" or id(klass) in seen:
-                continue
-            seen.add(id(klass))
-            if any(_holds_state(item, seen, classes) for item in vars(klass).values()
-                   if not isinstance(item, _NO_CLASS_STATE)):
-                return True
-    return False
-
-
-def _holds_state(value, seen: set, classes: list) -> bool:
-    """Whether `value` holds a cell but for the attributes of classes, which it puts in
-    `classes` (its own, or its class)."""
-    if isinstance(value, StateCell):
-        return True
-    if isinstance(value, _NO_STATE):
-        return False
-    if isinstance(value, type):
-        classes.append(value)
-        return False
-    if id(value) in seen:
-        return False
-    seen.add(id(value))
-    if isinstance(value, (tuple, list, set, frozenset, collections.deque)):
-        return any(_holds_state(item, seen, classes) for item in value)
-    if isinstance(value, (dict, types.MappingProxyType)):
-        return any(_holds_state(item, seen, classes) for item in value.values())
-    if isinstance(value, types.MethodType):
-        return _holds_state(value.__self__, seen, classes)
-    if isinstance(value, types.ModuleType):
-        return _module_holds_state(value, seen, classes)
-    classes.append(type(value))
-    attributes = getattr(value, "__dict__", None)
-    return isinstance(attributes, dict) and any(
-        _holds_state(item, seen, classes) for item in attributes.values()) or any(
-        _holds_state(getattr(value, slot, None), seen, classes)
-        for slot in slot_names(type(value)))
-
-
-# What a class's attributes mostly are, none of which holds a cell: its methods and docstring.
-_NO_CLASS_STATE = _NO_STATE + (staticmethod, classmethod, property, types.MemberDescriptorType,
-                               types.GetSetDescriptorType)
-
-
-def _module_holds_state(module: types.ModuleType, seen: set, classes: list) -> bool:
-    """Whether a module (a file of settings: `params.W`) holds a cell in its data; its
-    functions, classes and the modules it imports are not followed, nor are NumPy's and
-    Python's own modules."""
-    package = module.__name__.partition(".")[0]
-    if package in _LIBRARY_MODULES or is_standard_library(package):
-        return False
-    return any(_holds_state(item, seen, classes) for item in vars(module).values()
-               if not isinstance(item, (type, types.ModuleType)))
-
-
-_LIBRARY_MODULES = frozenset({"numpy", "builtins", "autotrace", "scipy", "cupy", "gast"})
-
-
-def slot_names(cls: type) -> list:
-    """The names of the `__slots__` of a class and of those it inherits from (but for
-    __dict__ and __weakref__)."""
-    names = []
-    for klass in cls.__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        names += [slots] if isinstance(slots, str) else list(slots)
-    return [name for name in names if name not in ("__dict__", "__weakref__")]

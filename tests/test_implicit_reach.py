@@ -307,3 +307,77 @@ def test_type_of_an_array_is_the_builtins_in_a_traced_implicit_step():
     assert variable is w
     assert value == pytest.approx(np.sum(np.sin(x * w.numpy())), rel=1e-14)
     np.testing.assert_allclose(gradient, x * np.cos(x * w.numpy()), rtol=1e-14)
+
+
+class _Scorer:
+    """A callable object held in a global, whose class holds the Variable it reads."""
+
+    w = autotrace.Variable(np.array([1.0, 2.0]))
+
+    def __call__(self, x):
+        return np.sum(np.sin(x * self.w))
+
+
+class _OtherScorer:
+    w = autotrace.Variable(np.array([3.0, 0.5]))
+
+    def __call__(self, x):
+        return 2.0 * np.sum(np.sin(x * self.w))
+
+
+scorer = _Scorer()
+
+
+def _score(x):
+    return scorer(x)
+
+
+def test_a_global_callable_object_rebound_between_steps_gives_the_new_objects_gradient():
+    global scorer
+    x = np.array([0.3, 0.6])
+    step = autotrace.implicit_value_and_grad(_score)
+    try:
+        for made, scale in ((_Scorer, 1.0), (_OtherScorer, 2.0), (_Scorer, 1.0)):
+            scorer = made()
+            value, [(gradient, variable)] = step(x)
+            assert variable is made.w
+            w = made.w.numpy()
+            assert value == pytest.approx(scale * np.sum(np.sin(x * w)), rel=1e-14)
+            np.testing.assert_allclose(gradient, scale * x * np.cos(x * w), rtol=1e-14)
+    finally:
+        scorer = _Scorer()
+
+
+def test_what_a_class_holds_is_looked_at_again_on_each_step():
+    """A Variable given to a class, or a base class, after a step (in place of a number of
+    the same value, which `==` would take for it), or added to a list the class holds, gets
+    its gradient on the next step."""
+    class Base:
+        k = 1.0
+
+    class Model(Base):
+        w = 2.0
+        ws: list = []
+
+        def loss(self, x):
+            return np.sum(np.sin(x * self.w)) + np.sum(np.sin(x * self.k)) + sum(
+                [np.sum(np.sin(x * w)) for w in self.ws])
+    holder = types.SimpleNamespace(model=Model())
+
+    def loss(x):
+        return holder.model.loss(x)
+    x = np.array([0.3, 0.6])
+    step = autotrace.implicit_value_and_grad(loss)
+    assert step(x)[1] == []
+    given = [autotrace.Variable(np.array([2.0, 2.0]))]
+    Model.w = given[0]
+    given.append(autotrace.Variable(np.array([1.0, 1.0])))
+    Base.k = given[1]
+    given.append(autotrace.Variable(np.array([0.5, 1.5])))
+    Model.ws.append(given[2])
+    value, pairs = step(x)
+    assert [v for _, v in pairs] == given
+    for gradient, v in pairs:
+        np.testing.assert_allclose(gradient, x * np.cos(x * v.numpy()), rtol=1e-14)
+    assert value == pytest.approx(sum(np.sum(np.sin(x * v.numpy())) for v in given),
+                                  rel=1e-14)

@@ -22,7 +22,8 @@ from ..runtime.derivatives.objects import (gradient_beside_state, is_dataclass_i
 from ..runtime.derivatives.built_objects import (is_namedtuple_replace,
                                                  replace_namedtuple_call)
 from ..runtime.primitives.registry import is_traced
-from ..runtime.state import StateCell, holds_state
+from ..runtime.held_state import holds_state
+from ..runtime.state import StateCell
 from .analysis.argument_writes import IN_PLACE_METHODS, SPECIAL_WRITES
 from .analysis.calls import (Checkpointed, CustomGradient, classify_value, describe,
                              own_call_function, runs_own_call)

@@ -19,7 +19,8 @@ from ..runtime.derivatives import structure as structure
 from ..runtime.derivatives.objects import floating, recomputed_call
 from ..runtime.derivatives.random_states import random_states, same_draws
 from ..runtime.derivatives.sweeps import adjoint_sweep, object_gradient_first, primal_sweep
-from ..runtime.state import current_scope, current_sink, holds_state
+from ..runtime.held_state import holds_state
+from ..runtime.state import current_scope, current_sink
 from ..runtime.derivatives.whole_calls import end_whole_call, run_again_as_of, whole_call_state
 from ..runtime.primitives.recompute_barrier import recompute_from
 from ..runtime.scopes import gradient_scope, name_scope

@@ -33,7 +33,8 @@ from .storage import (INDEX_SUFFIX, CheckpointError, checkpoint_in,
                                         read_checkpoint, read_state, record_latest,
                                         remove_temporaries, write_checkpoint)
 from autotrace.variables import Variable
-from autotrace.runtime.state import StateError, current_scope, current_sink, holds_state, owned
+from autotrace.runtime.held_state import holds_state
+from autotrace.runtime.state import StateError, current_scope, current_sink, owned
 from autotrace.runtime.derivatives.structure import array_module
 
 __all__ = ["Checkpoint", "CheckpointError", "RestoreStatus", "latest_checkpoint"]

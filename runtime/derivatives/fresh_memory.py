@@ -9,7 +9,7 @@ import numpy as np
 
 from ..array_subclasses import READ_BESIDE_ARGUMENTS, refuse_read_beside
 from ..containers import instance_fields, rebuild
-from ..state import holds_state
+from ..held_state import holds_state
 from .objects import is_dataclass_instance, map_fields
 
 

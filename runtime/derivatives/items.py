@@ -26,7 +26,8 @@ from .snapshots import is_mutable_array
 from ..array_api import numpy_dtype
 from ..devices import add_at as add_at_in_place, array_module
 from ..primitives.index import add_at, get_item, holds_traced, set_item
-from ..state import current_sink, deposit, holds_state
+from ..held_state import holds_state
+from ..state import current_sink, deposit
 
 
 def _sum_to(gradient, value):

@@ -28,7 +28,7 @@ from ..object_walk import users_classes
 from ..primitives.memory import is_users_object
 from ..errors import TracingError
 from ..user_frames import user_code_site
-from ..state import holds_state
+from ..held_state import holds_state
 
 
 def operator_on_object(detail: str) -> TypeError:

@@ -23,7 +23,8 @@ from ..pytrees import any_registered, registered
 from .fresh_memory import _IMMUTABLE, _apart_from_arguments, fresh_gradients  # noqa: F401
 from .no_gradient import check_output, refuse_text_argument
 from .real_only import is_complex, real_part
-from ..state import StateCell, StateError, current_sink, holds_state
+from ..held_state import holds_state
+from ..state import StateCell, StateError, current_sink
 from ..abstract import UnknownSizeError, is_unknown
 
 

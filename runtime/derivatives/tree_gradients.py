@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..containers import (field_names, is_dataclass_instance, map_fields,  # noqa: F401 (for
                           new_dataclass, rebuild, zeros_like)  # transforms: custom_gradients)
-from ..state import holds_state
+from ..held_state import holds_state
 from ..pytrees import (PyTreeDef, dict_keys, node_of, registered, tree_flatten,  # noqa: F401 (the
                        tree_leaves, tree_structure, tree_unflatten)  # functions of the rules)
 from .objects import ObjectGradient

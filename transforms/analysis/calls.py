@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
-from ...runtime.state import StateCell, holds_state
+from ...runtime.held_state import holds_state
+from ...runtime.state import StateCell
 from ..front.parsing import MISSING, resolve
 from ..front.python_versions import PYTHON_VERSIONS
 from ..rules.core import adjoint_rules, constant_functions, tangent_rules

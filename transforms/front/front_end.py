@@ -38,7 +38,8 @@ from ...runtime.primitives.index import indexes_a_view
 from ...runtime.primitives.out_writes import checked_out, checked_out_item, masked_operand
 from ...runtime.primitives.recompute_barrier import recompute_from
 from ...runtime.scopes import gradient_scope
-from ...runtime.state import deposit, holds_state, state_as_of, state_version
+from ...runtime.held_state import holds_state
+from ...runtime.state import deposit, state_as_of, state_version
 from ..codegen import cleanup
 from .. import rules  # noqa: F401  (fills the rule registries)
 from ..reverse import unpacked_calls# noqa: F401  (the rules of apply_unpacked)

@@ -14,7 +14,7 @@ from ..errors import Location, SourceUnavailableError, TransformError
 from .source_check import check_source_matches, source_changed
 from .function_caches import made_from_code
 from ..codegen.nodes import copy_tree, nodes_of, walk
-from ...runtime.state import holds_state
+from ...runtime.held_state import holds_state
 
 
 @dataclass
