@@ -16,8 +16,8 @@ also written as code for several array libraries writes it, its NumPy module a p
 Every form's gradient (Hessian) is checked against the loss-defined-once gradient (Hessian)
 before timing; the script exits with status 1 if one differs. Last, implicit_grad of a loss
 calling a callable object held in a global whose class holds the Variable (resolved when the
-step runs, transforms/dynamic_calls.py), beside the same loss written inline. Times are milliseconds per step
-(best of --repeat runs) and the ratio to the NumPy primal.
+step runs, transforms/dynamic_calls.py), beside the same loss written inline. Times are
+milliseconds per step (best of --repeat runs) and the ratio to the NumPy primal.
 """
 from __future__ import annotations
 

@@ -91,7 +91,15 @@ def _unscoped_vjp_call(func, args, kwargs, dy, wrt, after=None):
     asked, with_self, wrt = asks_for_self(func, wrt)
     refuse_holding_traced(func, asked)
     if asked and not with_self:  # (the object's gradient passes the call unchanged)
-        return (after,) + tuple(_unscoped_vjp_call(func, args, kwargs, dy, wrt))
+        return (after,) + tuple(_callee_vjp(func, args, kwargs, dy, wrt, None, False))
+    return _callee_vjp(func, args, kwargs, dy, wrt, after, with_self)
+
+
+def _callee_vjp(func, args, kwargs, dy, wrt, after, with_self: bool):
+    """The gradients `_unscoped_vjp_call` gives, once `func` is the callee itself and what its
+    object gets is settled (`with_self`: the object's gradient is asked for and it has one,
+    given first): a call through a variable (a callable object held in a global, resolved
+    on each step) looks at its callee once."""
     if classify_value_safely(func) == "constant":  # a bound method that draws random numbers
         _refuse_holding_arguments(func)
         return (after,) * with_self + tuple(None for _ in wrt.items)

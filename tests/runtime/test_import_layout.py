@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What transforms/ may import from runtime/: the helpers generated code calls, the primitives
 # (the registry, its families and the custom ops it writes calls of), state cells (user code
-# and derivatives share them) and the walk that finds them in objects, name scopes (generated code opens gradient scopes), where
-# generated source is registered for tracebacks (derivatives and traced graphs alike), and
-# which modules are the standard library's (what reads the user's code and what walks their
-# objects' state both tell it from theirs).
+# and derivatives share them) and the walk that finds them in objects, name scopes (generated
+# code opens gradient scopes), where generated source is registered for tracebacks
+# (derivatives and traced graphs alike), and which modules are the standard library's (what
+# reads the user's code and what walks their objects' state both tell it from theirs).
 TRANSFORMS_MAY_IMPORT = ("runtime.derivatives", "runtime.primitives", "runtime.ops",
                          "runtime.state", "runtime.held_state", "runtime.scopes",
                          "runtime.generated_source", "runtime.python_modules")
