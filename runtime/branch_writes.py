@@ -26,35 +26,23 @@ lists, dicts and dataclasses of plain data) is compared by what it holds, recurs
 no user's `__eq__` run: where the two branches leave it different (set on one path only
 counts as different), the `if` is refused (BranchStateError, naming the user's line, the
 value and what to write instead); where they leave it alike (`self.calls += 1`, a new
-`dict(training=training)` in a layer both branches call), it keeps that value. A list's
-items are taken whole too (`log.append(1.0)` on one path, or different items appended on
-each, leaves it different; strings appended, a log's messages, are side effects of the trace
-as a print is, kept from both branches). Other objects (a Variable, a layer, a function) are
-one object or alike where they are of one class and hold alike state (`A()` made on each
-path; no `__eq__` runs). One made where nothing or None was (a layer or a function made lazily on a
-first call) stays for the second branch, and one made where nothing was on one path only
-does not count as different; two objects not alike (`act = A()` and `act = B()`, or a new
-object on one path and the one from before on the other) are refused, as a Python attribute
-cannot hold the object of the branch the graph takes; plain data on one path and such an
-object on the other counts as different too. A layer building itself (not yet `built`,
-Keras's and autotrace.Module's convention, or given a new attribute holding such an object
-in a branch: its Variables made under an `is_built` flag of its own) builds once, while the
-branch that first calls it is traced: only the numbers of its state, and objects bound in
-place of others, are watched. Around a traced loop's body (`loop_numbers_watched`), plain
-data the body changes, appends, or sets where nothing was (but a dict's key holding other
-than a number, a memo: `cache[n] = np.arange(n)`, or an array; a count `d[k] = d.get(k, 0) +
-1` is refused), and an object it replaces by one not alike, are refused at the loop. Nothing
-but the user's own values is ever put into their state; values holding traced values are
-object_slots' to refuse.
+`dict(training=training)` in a layer both branches call), it keeps that value. Other objects
+(a Variable, a layer, a function made lazily on a first call) are not compared: one the first
+branch makes stays for the second, and where both make one, the first's stays; only plain
+data on one path and such an object on the other counts as different. A layer building
+itself (not yet `built`, Keras's and autotrace.Module's convention, or given a new attribute
+holding such an object in a branch: its Variables made under an `is_built` flag of its own)
+builds once, while the branch that first calls it is traced: only the numbers of its state
+are watched. Around a traced loop's body (`loop_numbers_watched`), plain data the body
+changes, or sets where nothing was (but a dict's key, a memo: `cache[n] = np.arange(n)`, or
+an array), is refused at the loop. Nothing but the user's own values is ever put into their
+state; values holding traced values are object_slots' to refuse.
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
-import itertools
-import operator
 import os
-import types
 from contextlib import contextmanager
 from itertools import islice
 
@@ -62,7 +50,6 @@ import numpy as np
 
 from .object_slots import ObjectStateError, _holds_tracer, _traces
 from .object_walk import MAX_ITEMS, Slot, is_user_object, load, store
-from .state import StateCell
 
 _GONE = object()  # what a place holds where the attribute, item or variable is not set
 _DICTS = (dict, collections.Counter, collections.OrderedDict, collections.defaultdict)
@@ -87,39 +74,15 @@ _BRANCHES_VALUES = (
     "{site}: the two branches of this {statement} on a traced value{code} leave {label} "
     "different ({first} and {second}): autotrace traces both branches, running their writes "
     "into Python values while tracing, and a Python value cannot hold what the branch the "
-    "graph takes on each call leaves. {advice}")
+    "graph takes on each call leaves. Set {label} alike on both paths, or compute what it "
+    "holds as an array (np.where(condition, new, old)) and write it after the {statement}")
 
 _LOOP_VALUES = (
     "{site}: the body of this {statement} on a traced value{code} changes {label} (from "
     "{first} to {second}): autotrace traces the body once, and the number of iterations is "
-    "known only when the graph runs, so a Python value cannot follow it. {advice}")
-
-_BRANCHES_OBJECTS = (
-    "{site}: the two branches of this {statement} on a traced value{code} leave {label} bound "
-    "to different objects ({first} and {second}): autotrace traces both branches, running "
-    "their writes into Python values while tracing, and a Python attribute cannot hold the "
-    "object of the branch the graph takes on each call. Choose the object outside the "
-    "{statement} (on a Python value), or call both and select the result: "
-    "autotrace.cond(condition, first, second, x) or np.where(condition, first(x), second(x))")
-
-_LOOP_OBJECTS = (
-    "{site}: the body of this {statement} on a traced value{code} binds {label} to another "
-    "object (from {first} to {second}): autotrace traces the body once, and the number of "
-    "iterations is known only when the graph runs, so a Python attribute cannot follow it. "
-    "Make the object before the loop and keep it there")
-
-# What to do instead, for a value and for a list of the state (where a traced value appended
-# is refused: object_slots.py).
-_BRANCH_ADVICE = (
-    "Set {label} alike on both paths, or compute what it holds as an array "
-    "(np.where(condition, new, old)) and write it after the {statement}",
-    "Append to {label} alike on both paths, or return what it should get and append it after "
-    "the traced call")
-
-_LOOP_ADVICE = (
-    "Set {label} before the loop, or carry what it holds through the loop as a variable of "
-    "the function and write it after the loop",
-    "Return what the loop computes and append it to {label} after the traced call")
+    "known only when the graph runs, so a Python value cannot follow it. Set {label} before "
+    "the loop, or carry what it holds through the loop as a variable of the function and "
+    "write it after the loop")
 
 _SHOWN = 60  # characters of a value's repr a message shows
 _ATOMS = (bool, int, float, complex, str, bytes)
@@ -184,84 +147,14 @@ def _alike(old, new) -> bool:
     return _is_dataclass(old) and all(map(_alike, _fields(old), _fields(new)))
 
 
-class _Items(tuple):
-    """What a list of the state holds, taken whole: the items a branch or loop body appends
-    or removes."""
-
-    def __repr__(self) -> str:
-        return repr(list(self))
-
-
 def _differ(first, second) -> bool:
     """Whether two values of one place count as different: plain data is compared by what it
     holds, plain data and another object (or nothing) differ; two objects that are not plain
-    data (a layer, a Variable, a function) differ unless they are one object or alike
-    (`_same_object`); one made where nothing was (a layer built lazily) does not differ."""
-    if type(first) is _Items:  # an item on one path only differs as a value set there does
-        if len(first) == len(second) and all(map(operator.is_, first, second)):
-            return False
-        return any(one is not other and _differ(one, other) for one, other in
-                   itertools.zip_longest(_data(first), _data(second), fillvalue=_GONE))
+    data (a layer made on each path, a Variable, a function) are not compared."""
     first_plain, second_plain = _plain(first), _plain(second)
     if first_plain and second_plain:
         return not _alike(first, second)
-    if first_plain or second_plain:
-        return True
-    return first is not _GONE and second is not _GONE and not _same_object(first, second)
-
-
-def _data(items: _Items) -> list:
-    """A list's items but strings: messages a log keeps are side effects of the trace, as a
-    print is (both branches' and one iteration's are kept)."""
-    return [item for item in items if type(item) is not str]
-
-
-def _same_object(first, second, depth: int = 0) -> bool:
-    """Whether two objects that are not plain data act alike: one object, or two of one class
-    whose state is alike (plain data alike, other objects alike in turn: `A()` made on each
-    path), or two functions of one code, defaults and closure (no user's `__eq__` runs). A
-    Variable is only itself."""
-    if first is second:
-        return True
-    if type(first) is not type(second) or depth >= _DEPTH or isinstance(first, StateCell):
-        return False
-    if isinstance(first, types.FunctionType):
-        return first.__code__ is second.__code__ and _alike_state(
-            (first.__defaults__, first.__kwdefaults__, _cells(first)),
-            (second.__defaults__, second.__kwdefaults__, _cells(second)), depth)
-    if isinstance(first, types.MethodType):
-        return first.__func__ is second.__func__ and \
-            _alike_state(first.__self__, second.__self__, depth)
-    held = getattr(first, "__dict__", None)
-    if not isinstance(held, dict) or isinstance(first, (type, types.ModuleType)):
-        return False
-    other = vars(second)
-    return list(held) == list(other) and len(held) <= MAX_ITEMS and all(
-        _alike_state(held[key], other[key], depth) for key in held)
-
-
-def _alike_state(first, second, depth: int) -> bool:
-    """Whether two values held by alike objects are alike (tuples, lists and dicts holding
-    objects compared item by item)."""
-    if _plain(first) and _plain(second):
-        return _alike(first, second)
-    if type(first) is not type(second):
-        return False
-    if type(first) in (tuple, list):
-        return len(first) == len(second) and all(
-            _alike_state(one, other, depth + 1) for one, other in zip(first, second))
-    if type(first) is dict:
-        return list(first) == list(second) and all(
-            _alike_state(first[key], second[key], depth + 1) for key in first)
-    return not _plain(first) and _same_object(first, second, depth + 1)
-
-
-def _cells(function) -> tuple:
-    cells = function.__closure__ or ()
-    try:
-        return tuple(cell.cell_contents for cell in cells)
-    except ValueError:  # a cell not yet filled
-        return tuple(cells)
+    return first_plain or second_plain
 
 
 def _is_dataclass(value) -> bool:
@@ -291,7 +184,6 @@ class _Watched:
 
     def __init__(self, trace):
         self.mappings, self.slots, seen = [], [], set()
-        self.lists: list = []  # (list, label): the items each holds, appended or removed
         # The places of layers not yet built (_unbuilt), where numbers alone are watched:
         # mapping indexes, and ("slot", index) for slots.
         self.building: set = set()
@@ -314,11 +206,6 @@ class _Watched:
             elif type(value) in _DICTS:
                 add(value, "item", slot.label, building)
             elif type(value) is list:
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    if building:
-                        self.building.add(("list", len(self.lists)))
-                    self.lists.append((value, slot.label))
                 if building:
                     self.building.update(("slot", len(self.slots) + index) for index in
                                          range(min(len(value), MAX_ITEMS)))
@@ -340,16 +227,12 @@ class _Watched:
                         for key, value in islice(list(items.items()), MAX_ITEMS))
         for index, slot in enumerate(self.slots):
             held[None, index] = _now(slot)
-        for index, (items, _) in enumerate(self.lists):
-            held["list", index] = _Items(items)
         return held
 
     def label(self, place) -> str:
         index, key = place
         if index is None:
             return self.slots[key].label
-        if index == "list":
-            return self.lists[key][1]
         _, kind, label = self.mappings[index]
         return f"{label}.{key}" if kind == "attr" else f"{label}[{key!r}]"
 
@@ -362,9 +245,6 @@ class _Watched:
                 store(slot.container, slot.step, value)
             elif _now(slot) is not _GONE:
                 slot.delete()
-            return
-        if index == "list":
-            self.lists[key][0][:] = value
             return
         mapping, kind, _ = self.mappings[index]
         if kind == "attr":
@@ -380,23 +260,20 @@ class _Watched:
     def changes(self, before: dict, after: dict, growing=frozenset()) -> list:
         """(place, before, after) for each place whose value differs, neither holding a
         traced value (object_slots.py refuses those); in a layer building itself (not yet
-        built, or one of the mappings `growing`) numbers and objects bound in place of others
-        only."""
+        built, or one of the mappings `growing`) numbers only."""
         found = []
         for place in before.keys() | after.keys():
             old, new = before.get(place, _GONE), after.get(place, _GONE)
             if old is not new and not _holds_tracer(old) and not _holds_tracer(new) and (
                     _is_number(old) and _is_number(new) or
-                    _is_object(old) and _is_object(new) and type(old) is not _Items or
                     not self._building(place, growing)):
                 found.append((place, old, new))
         return found
 
     def _building(self, place, growing) -> bool:
         index, key = place
-        if index is None or index == "list":
-            return (index or "slot", key) in self.building
-        return index in self.building or index in growing
+        return (index if index is not None else ("slot", key)) in self.building or \
+            index in growing
 
     def growing(self, before: dict, after: dict) -> set:
         """The objects and dicts given a new attribute or key holding an object that is not
@@ -404,37 +281,23 @@ class _Watched:
         (its Variables made, a flag `is_built` of its own set), whose numbers alone are
         watched."""
         return {place[0] for place, old, new in self.changes(before, after)
-                if type(place[0]) is int and old is _GONE and _is_object(new)}
+                if place[0] is not None and old is _GONE and _is_object(new)}
 
     def is_memo(self, place) -> bool:
         """Whether `place` is an item of a dict (not an attribute, a global, a list's item,
         nor an item of a Counter or defaultdict, whose new keys count from a default)."""
-        if type(place[0]) is not int:
+        if place[0] is None:
             return False
         mapping, kind, _ = self.mappings[place[0]]
         return kind == "item" and type(mapping) in (dict, collections.OrderedDict)
 
     def restore(self, start: dict, keep_objects: bool = False, growing=frozenset()) -> None:
         """Put back what the places held at `start`; with `keep_objects`, not the objects
-        that are not plain data set since where nothing or None was (a layer or Variable made
-        stays, as one traced branch made it) nor what the layers building themselves
-        (`growing`) set but numbers."""
-        # (the lists first: an item put back may be past the end of a list a branch shortened)
-        for place, old, new in sorted(self.changes(start, self.taken(), growing),
-                                      key=lambda change: change[0][0] != "list"):
-            if type(new) is _Items:
-                self.put(place, _kept_items(old, new) if keep_objects else old)
-            elif not (keep_objects and _is_object(new) and (old is _GONE or old is None)):
-                self.put(place, old)
-
-
-def _kept_items(start: _Items, now: _Items) -> list:
-    """What a list holds at `start`, with the objects that are not plain data appended since
-    (a layer or Variable a lazily built layer tracks) and the strings (a log's messages)."""
-    if len(now) < len(start) or any(one is not other for one, other in zip(start, now)):
-        return list(start)
-    return list(start) + [item for item in now[len(start):]
-                          if _is_object(item) or type(item) is str]
+        that are not plain data set since (a layer or Variable made stays, as one traced
+        branch made it) nor what the layers building themselves (`growing`) set but numbers."""
+        for place, _, new in self.changes(start, self.taken(), growing):
+            if not (keep_objects and _is_object(new)):
+                self.put(place, start.get(place, _GONE))
 
 
 def _unbuilt(value) -> bool:
@@ -460,7 +323,7 @@ def _now(slot):
 
 
 def _refusal(numbers: str, values: str, where: str, statement: str, label: str, first,
-             second, start, instead: str, objects: str, advice: tuple) -> BranchStateError:
+             second, start, instead: str) -> BranchStateError:
     path, colon, rest = where.partition(":")
     line, _, code = rest.partition(": ")
     fields = dict(site=os.path.basename(path) + colon + line, statement=statement,
@@ -469,26 +332,13 @@ def _refusal(numbers: str, values: str, where: str, statement: str, label: str, 
         return BranchStateError(
             numbers.format(first=first, second=second, **fields) +
             _ADVICE.format(label=label, value=start, instead=instead))
-    if _is_object(first) and _is_object(second) and type(first) is not _Items:
-        return BranchStateError(objects.format(first=_kind(first), second=_kind(second),
-                                               **fields))
-    advice = advice[type(first) is _Items].format(**fields)
     return BranchStateError(values.format(first=_shown(first), second=_shown(second),
-                                          advice=advice, **fields))
-
-
-def _kind(value) -> str:
-    """`value` named by its class ("an A") or, a function, by its name ("the function f")."""
-    if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
-                          np.ufunc)):
-        return f"the function {getattr(value, '__name__', '?')}"
-    name = type(value).__qualname__
-    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+                                          **fields))
 
 
 def _ordered(changes: list, watched: _Watched) -> list:
     """`changes` in the order of the places' labels (the first refused is always the same)."""
-    return sorted(changes, key=lambda change: (change[0][0] == "list", watched.label(change[0])))
+    return sorted(changes, key=lambda change: watched.label(change[0]))
 
 
 class BranchNumbers:
@@ -521,39 +371,18 @@ class BranchNumbers:
         if True not in self.left or False not in self.left:
             return
         changes = self.watched.changes(self.left[True], self.left[False], self.growing)
-        different = [change for change in changes if _differ(change[1], change[2]) or
-                     type(change[1]) is _Items and self._appended_on_both(change[0])]
+        different = [change for change in changes if _differ(change[1], change[2])]
         if different:
             place, first, second = _ordered(different, self.watched)[0]
-            if type(first) is _Items and self._appended_on_both(place):
-                first, second = (self._appended(place, side) for side in (True, False))
             self.watched.restore(self.start)  # (the values as before the refused statement)
             raise _refusal(_BRANCHES, _BRANCHES_VALUES, self.where, self.statement,
                            self.watched.label(place), first, second,
                            self.start.get(place, _GONE),
                            ", or compute the new value with np.where(condition, new, old) "
-                           f"and write it after the {self.statement}", _BRANCHES_OBJECTS,
-                           _BRANCH_ADVICE)
+                           f"and write it after the {self.statement}")
         for place, first, second in changes:  # the then-branch's objects stay
-            if type(first) is _Items:  # (the longer list: objects appended on one path)
-                self.watched.put(place, first if len(first) >= len(second) else second)
-            elif _is_object(first):
+            if _is_object(first):
                 self.watched.put(place, first)
-
-    def _appended(self, place, side: bool) -> _Items:
-        """What the list at `place` holds after the branch `side` alone."""
-        earlier, later = self.left
-        items = self.left[side][place]
-        if side == later:  # (without the items the earlier branch appended)
-            items = self.start[place] + items[len(self.left[earlier][place]):]
-        return _Items(items)
-
-    def _appended_on_both(self, place) -> bool:
-        """Whether both branches appended to a list other than strings (the branch traced
-        second from the objects the first appended: _kept_items)."""
-        start, (earlier, later) = self.start[place], (self.left[side][place] for side in self.left)
-        return len(_data(start)) < len(_data(earlier)) < len(_data(later)) and \
-            all(map(operator.is_, start, earlier)) and all(map(operator.is_, earlier, later))
 
 
 @contextmanager
@@ -574,11 +403,10 @@ def loop_numbers_watched(where: str, statement: str):
     changed = [change for change in watched.changes(before, after,
                                                     watched.growing(before, after))
                if _differ(change[1], change[2]) and not (change[1] is _GONE and (
-                   watched.is_memo(change[0]) and not _is_number(change[2]) or
-                   type(change[2]) is np.ndarray))]
+                   watched.is_memo(change[0]) or type(change[2]) is np.ndarray))]
     if changed:
         place, old, new = _ordered(changed, watched)[0]
         watched.restore(before)
         raise _refusal(_LOOP, _LOOP_VALUES, where, statement, watched.label(place), old, new,
                        old, ", or carry it through the loop as a variable of the function "
-                       "and write it after the loop", _LOOP_OBJECTS, _LOOP_ADVICE)
+                       "and write it after the loop")
