@@ -35,7 +35,7 @@ from autotrace.runtime.derivatives.snapshots import in_place_result
 from autotrace.runtime.derivatives import adjoint_products as products
 from autotrace.runtime.derivatives import matrix_chains as chains
 from autotrace.runtime.derivatives import (complex_parts, degenerate_matrices, exponent_logs,
-                                           general_eigen, scans, structural_adjoints, triangles,
+                                           scans, structural_adjoints, triangles,
                                            weighted_pads)
 from autotrace.runtime.primitives import adjugates
 from autotrace.runtime.primitives.diagonal_fill import diagonal_values
@@ -893,10 +893,6 @@ TABLE += [
     E("helper:real_gradient", complex_parts.real_gradient, normal((3, 4), (3, 4)), wrt=(0,),
       note="Re(g); in a complex z's dtype for a complex one"),
     E("helper:real_if_real", complex_parts.real_if_real, normal((3, 4), (3, 4)), wrt=(0,)),
-    E("helper:diagonalizing", general_eigen.diagonalizing,
-      lambda rng: (np.linalg.eig(symmetric_spread(rng, 3)
-                                 + np.triu(rng.uniform(0, 0.1, (3, 3)), 1))[1],),
-      note="eigenvectors that make a basis pass through (NaN where they do not)"),
     E("helper:log_of_base", exponent_logs.log_of_base,
       lambda rng: (np.array([0.4, 1.5, -0.8, 2.5, -1.2]) * rng.uniform(1.0, 1.5, 5),),
       dict(power=None), note="0 where x is not positive: constant there"),

@@ -7,8 +7,7 @@ own rules are again those products, so derivatives of any order stay closed. ein
 over any number of operands, is `einsum_jvp`.
 Matrix functions assume what their derivatives need: inv, slogdet, solve and cholesky a
 nonsingular matrix (det's derivatives, its cofactors and theirs, are exact at every matrix,
-to the third order: runtime/primitives/adjugates.py); eig and eigvals a diagonalizable matrix
-(NaN where it is not: runtime/derivatives/general_eigen.py); eigh distinct eigenvalues where its
+to the third order: runtime/primitives/adjugates.py); eigh distinct eigenvalues where its
 eigenvectors are differentiated (the eigenvalues alone have their gradient at tied ones too);
 pinv a matrix of constant rank. cholesky, eigh and eigvalsh read one triangle of their
 argument as a symmetric matrix (the lower; the upper with UPLO="U" or cholesky's upper=True)
@@ -40,7 +39,7 @@ from ...runtime.derivatives.adjoint_products import (cross_adjoint_a, cross_adjo
                                                      tensordot_adjoint_b)
 from ...runtime.derivatives.complex_parts import real_if_real
 from ...runtime.derivatives.decompositions import qr_checked, tensor_rows, tensorsolve_order
-from ...runtime.derivatives.general_eigen import diagonalizing, eig_adjoint, eig_vectors_tangent
+from ...runtime.derivatives.general_eigen import eig_adjoint, eig_vectors_tangent
 from ...runtime.derivatives.degenerate_matrices import gap_weighted
 from ...runtime.derivatives.matrix_chains import (matrix_power_adjoint, matrix_power_jvp,
                                                    multi_dot_adjoint, multi_dot_jvp)
@@ -51,7 +50,7 @@ from ...runtime.derivatives.triangles import (cholesky_lower, symmetric_read,
 from ...runtime.primitives.adjugates import cofactors, cofactors_jvp
 from ...runtime.primitives.linalg import check_full_rank, lstsq_of_full_rank
 from .core import adjoint, constant, d, tangent
-from .declarations import bilinear, identity, linear
+from .declarations import bilinear, linear
 
 # Products.
 
@@ -347,36 +346,28 @@ def eigvalsh_tangent(y, a, UPLO="L"):
 
 # A general matrix: a = V diag(w) V^-1, dw = diag(V^-1 dA V) (general_eigen.py has the
 # eigenvectors'). Complex where NumPy's eigenvalues are; a real matrix's gradient is the real part.
-# V is read through `diagonalizing`: NaN where a is not diagonalizable (no V^-1, and no
-# derivative of the eigenvalues), so the derivatives are NaN there, not finite and wrong.
 @adjoint(np.linalg.eigvals)
 def eigvals_rule(y, a):
     # the transpose of dA -> diag(V^-1 dA V): gA = V^-T diag(gw) V^T
-    vectors_t = np.swapaxes(diagonalizing(np.linalg.eig(a)[1]), -1, -2)
+    vectors_t = np.swapaxes(np.linalg.eig(a)[1], -1, -2)
     d[a] = real_if_real(np.linalg.solve(vectors_t, np.expand_dims(d[y], -1) * vectors_t), a)
 
 
 @tangent(np.linalg.eigvals)
 def eigvals_tangent(y, a):
-    vectors = diagonalizing(np.linalg.eig(a)[1])
+    vectors = np.linalg.eig(a)[1]
     d[y] = np.diagonal(np.linalg.solve(vectors, np.matmul(d[a], vectors)), 0, -2, -1)
 
 
 @adjoint(np.linalg.eig)
 def eig_rule(y, a):
-    d[a] = real_if_real(eig_adjoint(d[y][0], d[y][1], y[0], diagonalizing(y[1])), a)
+    d[a] = real_if_real(eig_adjoint(d[y][0], d[y][1], y[0], y[1]), a)
 
 
 @tangent(np.linalg.eig)
 def eig_tangent(y, a):
-    vectors = diagonalizing(y[1])
-    d[y] = (np.diagonal(np.linalg.solve(vectors, np.matmul(d[a], vectors)), 0, -2, -1),
-            eig_vectors_tangent(d[a], y[0], vectors))
-
-
-@identity(diagonalizing)  # (NaN where it is not its argument: a constant to the derivative)
-def diagonalizing_rule(y, vectors):
-    d[vectors] = d[y]
+    d[y] = (np.diagonal(np.linalg.solve(y[1], np.matmul(d[a], y[1])), 0, -2, -1),
+            eig_vectors_tangent(d[a], y[0], y[1]))
 
 
 @adjoint(np.linalg.svd)
