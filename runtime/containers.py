@@ -12,12 +12,11 @@ import collections
 import dataclasses
 import numbers
 import types
-import weakref
 
 import numpy as np
 
 from .devices import array_module
-from .held_state import holds_state, slot_names
+from .held_state import PerClass, holds_state, slot_names
 
 
 def is_namedtuple(value) -> bool:
@@ -66,14 +65,8 @@ def is_dataclass_instance(value) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
-def field_names(cls) -> tuple:
-    names = _FIELD_NAMES.get(cls)
-    if names is None:  # (a class's fields do not change once it is made)
-        names = _FIELD_NAMES[cls] = tuple(field.name for field in dataclasses.fields(cls))
-    return names
-
-
-_FIELD_NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # (classes may go)
+# (a class's fields do not change once it is made)
+field_names = PerClass(lambda cls: tuple(field.name for field in dataclasses.fields(cls)))
 
 
 def instance_fields(instance) -> tuple:

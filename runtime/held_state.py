@@ -123,19 +123,33 @@ def _module_holds_state(module: types.ModuleType, seen: set, classes: list) -> b
 _LIBRARY_MODULES = frozenset({"numpy", "builtins", "autotrace", "scipy", "cupy", "gast"})
 
 
-def slot_names(cls: type) -> tuple:
-    """The names of the `__slots__` of a class and of those it inherits from (but for
-    __dict__ and __weakref__). Kept per class: a class's slots are made with it, and a
-    `__slots__` assigned later makes none."""
-    names = _slot_names.get(cls)
-    if names is None:
-        names = []
-        for klass in cls.__mro__:
-            slots = klass.__dict__.get("__slots__", ())
-            names += [slots] if isinstance(slots, str) else list(slots)
-        names = _slot_names[cls] = tuple(
-            name for name in names if name not in ("__dict__", "__weakref__"))
-    return names
+class PerClass:
+    """A value worked out once per class by `compute(cls)`, found again by the class's
+    identity, not its `==` (a metaclass may make two classes equal: a class defined again
+    under its name must not read the first one's value), and dropped with the class."""
+
+    def __init__(self, compute):
+        self._compute, self._values = compute, {}
+
+    def __call__(self, cls: type):
+        entry = self._values.get(id(cls))
+        if entry is not None and entry[0]() is cls:
+            return entry[1]
+        value, key = self._compute(cls), id(cls)
+        self._values[key] = (weakref.ref(cls, lambda _, key=key: self._values.pop(key, None)),
+                             value)
+        return value
 
 
-_slot_names: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+def _slots_of(cls: type) -> tuple:
+    names = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return tuple(name for name in names if name not in ("__dict__", "__weakref__"))
+
+
+# The names of the `__slots__` of a class and of those it inherits from (but for __dict__ and
+# __weakref__). Kept per class: a class's slots are made with it, and a `__slots__` assigned
+# later makes none.
+slot_names = PerClass(_slots_of)

@@ -381,3 +381,44 @@ def test_what_a_class_holds_is_looked_at_again_on_each_step():
         np.testing.assert_allclose(gradient, x * np.cos(x * v.numpy()), rtol=1e-14)
     assert value == pytest.approx(sum(np.sum(np.sin(x * v.numpy())) for v in given),
                                   rel=1e-14)
+
+
+class _ByName(type):
+    """A metaclass making classes of one name equal (a registry letting a class defined again
+    replace the first)."""
+
+    def __eq__(cls, other):
+        return isinstance(other, _ByName) and cls.__name__ == other.__name__
+
+    def __hash__(cls):
+        return hash(cls.__name__)
+
+
+def test_slots_of_a_class_equal_to_an_earlier_one_are_its_own():
+    x = np.array([0.3, 0.6])
+
+    class Model(metaclass=_ByName):
+        __slots__ = ("scale",)
+
+        def __init__(self):
+            self.scale = 1.0
+
+        def loss(self, x):
+            return np.sum(np.sin(x * self.scale))
+
+    first = Model()
+    autotrace.implicit_grad(lambda x: first.loss(x))(x)
+
+    class Model(metaclass=_ByName):  # noqa: F811 (the class defined again)
+        __slots__ = ("w",)
+
+        def __init__(self):
+            self.w = autotrace.Variable(np.array([1.0, 2.0]))
+
+        def loss(self, x):
+            return np.sum(np.sin(x * self.w))
+
+    second = Model()
+    value, pairs = autotrace.implicit_value_and_grad(lambda x: second.loss(x))(x)
+    assert len(pairs) == 1 and pairs[0][1] is second.w
+    np.testing.assert_allclose(pairs[0][0], x * np.cos(x * np.array([1.0, 2.0])))
