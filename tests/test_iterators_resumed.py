@@ -223,3 +223,39 @@ def test_iterator_read_again_is_refused_in_derivatives(f, line, name, made, list
             f"over it), where autotrace would give all of them again; write {name} = {listed} "
             "to read its items more than once")
     np.testing.assert_allclose(autotrace.function(f)(X), f(X), rtol=1e-12)
+
+
+class _EarlyExit:
+    """Layers applied until the activation is small: a traced break in a loop over an
+    iterator made in the header from an attribute, which nothing reads after the loop."""
+
+    def __init__(self):
+        self.weights = [np.eye(4) * 0.5, np.eye(4) * 0.9, np.eye(4) * 1.1]
+
+    def __call__(self, h):
+        for i, w in enumerate(self.weights):
+            h = np.tanh(w @ h)
+            if np.sum(h ** 2) < 0.05:
+                break
+        return h
+
+
+def _batches(x, size):
+    for start in range(0, len(x), size):
+        yield x[start:start + size]
+
+
+def generator_loop_breaks(x):
+    s = 0.0
+    for batch in _batches(x, 2):
+        s = s + np.sum(batch ** 2)
+        if s > 1.0:
+            break
+    return s
+
+
+@pytest.mark.parametrize("f", [_EarlyExit().__call__, generator_loop_breaks])
+def test_traced_break_over_an_iterator_made_in_the_header_is_traced(f):
+    traced = autotrace.function(f)
+    for x in (X, 0.1 * X, 3.0 * X):
+        np.testing.assert_allclose(traced(x), f(x), rtol=1e-12)

@@ -19,9 +19,11 @@ Decisions:
   length is known while tracing, so the trace still serves every value).
 - `for i in range(n)` with a traced bound is a graph `while` op over `i`.
 - A Python loop over an iterator whose break turns traced takes the items after the break
-  too, so where the iterator stops is known only at run time: it is refused where the iterator
-  may be read again (a name or anything else but zip, enumerate, map, ... of lists, tuples and
-  arrays, `made_from`), as Python's next loop over it resumes where the break left it.
+  too, so where the iterator stops is known only at run time: it is refused where the loop
+  takes its items from an iterator kept in a name (`for v in it:`, `zip(w, it)`, `made_from`),
+  which Python's next loop over it resumes where the break left it. An iterator made in the
+  header from anything else (`enumerate(self.layers)`, a dataset, a generator call) is left
+  to the loop, as nothing reads it after.
 - In generated code a variable the loop body leaves the same Python bool every iteration (a
   condition on Python values), or the same trip count of a loop inside it that runs in Python
   (`_n2`), stays that bool or int, not a loop value (see `_flags_after`).
@@ -207,8 +209,8 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
                                body_fn, _start_over(first, saved), *options[:-1],
                                stop_index, anchor=stopped, user_nones=user_nones)
         if isinstance(stopped, Tracer):
-            if not isinstance(iterable, _SEQUENCES) and (made_from is None or not all(
-                    _iterated_afresh(value, how) for value, how in made_from)):
+            if not isinstance(iterable, _SEQUENCES) and any(
+                    isinstance(value, collections.abc.Iterator) for value, _ in made_from or ()):
                 raise _error(where, _RESUMED)
             # A break on a traced value: the iterations after it do nothing, in the graph.
             values = if_stmt(stopped, lambda *state: state,
@@ -229,17 +231,6 @@ _RESUMED = ("this loop over an iterator breaks on a traced value, so the item it
 # What iterating over a value of these types takes no item from anything else.
 _SEQUENCES = (collections.abc.Sequence, collections.abc.Set, collections.abc.Mapping,
               collections.abc.MappingView, np.ndarray, Tracer)
-
-
-def _iterated_afresh(value, how: str) -> bool:
-    """Whether a loop's iterator made from `value` (see for_stmt's `made_from`) takes items
-    from no iterator that outlives the loop: a sequence iterated, part of an array, a value
-    read that is no iterator."""
-    if how == "indexed":
-        return isinstance(value, (np.ndarray, Tracer))
-    if how == "read":
-        return not isinstance(value, collections.abc.Iterator)
-    return isinstance(value, _SEQUENCES)
 
 
 def _held(placeholders, functions, where: str, statement: str):

@@ -6,8 +6,9 @@ is known only at run time. That is harmless where nothing reads the iterator aft
 is made in the loop's header, by zip, enumerate, map, filter, reversed, iter, range or a
 generator expression, from names whose values are lists, tuples or arrays, or from parts of
 arrays (`x[1:]`), reading no other iterator (`next(it)` in a generator expression). The loop's
-helper checks those values; an iterator made some other way (`for v in it:`,
-`for v in self.items:`, `for v in make_items(x):`) may be read again:
+helper refuses the loop where one of the names it reads holds an iterator (`for v in it:`,
+`zip(w, it)`), which may be read again after it; an iterator made in the header from anything
+else (`for v in self.items:`, `for v in make_items(x):`, made_from None) nothing else holds:
 
     for i, v in enumerate(x[k:]):      made_from=((x, "indexed"), (k, "read"))
     for v in zip(w, it):               made_from=((w, "iterated"), (it, "iterated"))
