@@ -65,7 +65,7 @@ def _walk_classes(classes: list, seen: set, found: list) -> None:
             seen.add(id(klass))
             for name, item in class_state_items(klass):
                 _walk(item, f"classes/{klass.__qualname__}/{name}",
-                      f"{klass.__qualname__}.{name}", seen, classes, found)
+                      f"{klass.__module__}.{klass.__qualname__}.{name}", seen, classes, found)
 
 
 def _join(prefix: str, part) -> str:

@@ -493,6 +493,10 @@ COLLIDING = {
     "attribute with a slash beside a dict": (
         lambda v, w: {"m": holder_with_attributes(**{"x/y": v, "x": {"y": w}})},
         "'m/x/y': m.x/y and m.x['y']"),
+    "classes of one name in two modules": (
+        lambda v, w: {"a": type("Shared", (), {"w": v, "__module__": "first"})(),
+                      "b": type("Shared", (), {"w": w, "__module__": "second"})()},
+        "'classes/Shared/w': first.Shared.w and second.Shared.w"),
 }
 
 
@@ -575,6 +579,11 @@ def test_variables_in_slots_and_classes_round_trip(tmp_path, objects, held, path
     variable.assign(np.array([9.0, 9.0]))
     ckpt.restore(path)
     np.testing.assert_array_equal(variable.numpy(), [1.0, 2.0])
+
+
+def test_a_module_lists_the_variables_in_its_slots():
+    module = SlottedModule()
+    assert [id(variable) for variable in module.variables] == [id(module.v)]
 
 
 def test_a_variable_at_an_optimizer_slot_path_is_refused(tmp_path):
