@@ -10,9 +10,10 @@ A Variable is saved under its path from `autotrace.tracking.tracked_variables`, 
 the keyword it was given under: `model/dense1/kernel`, `step` for
 `Checkpoint(step=step_variable)`; a slot (`__slots__`) is named as an attribute is, and a
 Variable a class holds (`class Model: w = Variable(...)`) by the class that defines it,
-`classes/Model/w`, once for all the objects that share it. An optimizer's slot is saved under the path of its variable:
-`optimizer/slots/model/dense1/kernel/m`, so that paths follow attribute names alone, never the
-numbers a process gave layers in the order it made them. The files and how they are written
+`classes/Model/w`, once for all the objects that share it. An optimizer's slot is saved
+under the path of its variable: `optimizer/slots/model/dense1/kernel/m`, so that paths
+follow attribute names alone, never the numbers a process gave layers in the order it made
+them. The files and how they are written
 safely are described in autotrace/checkpoints/storage.py.
 
 Restoring checks every value first (the files' checksums, and each variable's shape and dtype)
