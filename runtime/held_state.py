@@ -56,21 +56,14 @@ def holds_state(value) -> bool:
             if klass.__module__ == "builtins" or id(klass) in seen:
                 continue
             seen.add(id(klass))
-            for _, item in class_state_items(klass):
-                if _holds_state(item, seen, classes):
+            attributes = vars(klass).values()
+            if _PLAIN_CLASS_TYPES.issuperset(map(type, attributes)):
+                continue
+            for item in attributes:
+                if type(item) not in _PLAIN_CLASS_TYPES and not isinstance(
+                        item, _NO_CLASS_STATE) and _holds_state(item, seen, classes):
                     return True
     return False
-
-
-def class_state_items(klass: type) -> list:
-    """(name, value) for the attributes `klass` itself defines that may hold a cell: not its
-    methods, descriptors, docstring or other plain values (none where all are, told in C).
-    A class's attributes and those it inherits are those of each class in its `__mro__`."""
-    attributes = vars(klass)
-    if _PLAIN_CLASS_TYPES.issuperset(map(type, attributes.values())):
-        return []
-    return [(name, item) for name, item in attributes.items()
-            if type(item) not in _PLAIN_CLASS_TYPES and not isinstance(item, _NO_CLASS_STATE)]
 
 
 def _holds_state(value, seen: set, classes: list) -> bool:

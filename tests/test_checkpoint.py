@@ -493,10 +493,6 @@ COLLIDING = {
     "attribute with a slash beside a dict": (
         lambda v, w: {"m": holder_with_attributes(**{"x/y": v, "x": {"y": w}})},
         "'m/x/y': m.x/y and m.x['y']"),
-    "classes of one name in two modules": (
-        lambda v, w: {"a": type("Shared", (), {"w": v, "__module__": "first"})(),
-                      "b": type("Shared", (), {"w": w, "__module__": "second"})()},
-        "'classes/Shared/w': first.Shared.w and second.Shared.w"),
 }
 
 
@@ -525,65 +521,6 @@ def test_one_variable_reached_twice_is_saved_once(tmp_path):
     v = Variable(1.0)
     path = Checkpoint(a={"x": v, "y": [v]}).save(tmp_path / "ckpt")
     assert list(json.loads(open(path + ".index.json").read())["variables"]) == ["a/x"]
-
-
-# --- Variables in slots and in classes -----------------------------------------------------------
-
-class Slotted:
-    __slots__ = ("v", "unset")
-
-    def __init__(self):
-        self.v = Variable(np.array([1.0, 2.0]))
-
-
-class SlottedModule(autotrace.Module):
-    __slots__ = ("v",)
-
-    def __init__(self):
-        super().__init__()
-        self.v = Variable(np.array([1.0, 2.0]))
-
-
-class Shared:
-    w = Variable(np.array([1.0, 2.0]))
-
-
-class Base:
-    w = Variable(np.array([1.0, 2.0]))
-
-
-class Derived(Base):
-    pass
-
-
-# objects -> the Variable they hold, and the paths it is saved under
-HELD = {
-    "slot": (lambda: {"s": Slotted()}, lambda objects: objects["s"].v, ["s/v"]),
-    "slot of a Module": (lambda: {"m": SlottedModule()}, lambda objects: objects["m"].v,
-                         ["m/v"]),
-    "class attribute of two objects": (lambda: {"a": Shared(), "b": Shared()},
-                                       lambda objects: Shared.w, ["classes/Shared/w"]),
-    "attribute of a base class": (lambda: {"d": Derived()}, lambda objects: Derived.w,
-                                  ["classes/Base/w"]),
-}
-
-
-@pytest.mark.parametrize("objects, held, paths", HELD.values(), ids=HELD.keys())
-def test_variables_in_slots_and_classes_round_trip(tmp_path, objects, held, paths):
-    objects = objects()
-    variable = held(objects)
-    variable.assign(np.array([1.0, 2.0]))
-    ckpt = Checkpoint(**objects)
-    path = ckpt.save(tmp_path / "ckpt")
-    assert list(json.loads(open(path + ".index.json").read())["variables"]) == paths
-    variable.assign(np.array([9.0, 9.0]))
-    ckpt.restore(path)
-    np.testing.assert_array_equal(variable.numpy(), [1.0, 2.0])
-
-
-def test_a_module_lists_the_variables_in_its_slots():
-    module = SlottedModule()
-    assert [id(variable) for variable in module.variables] == [id(module.v)]
 
 
 def test_a_variable_at_an_optimizer_slot_path_is_refused(tmp_path):

@@ -8,12 +8,9 @@ restore them, also into variables that are made later.
 
 A Variable is saved under its path from `autotrace.tracking.tracked_variables`, starting with
 the keyword it was given under: `model/dense1/kernel`, `step` for
-`Checkpoint(step=step_variable)`; a slot (`__slots__`) is named as an attribute is, and a
-Variable a class holds (`class Model: w = Variable(...)`) by the class that defines it,
-`classes/Model/w`, once for all the objects that share it. An optimizer's slot is saved
-under the path of its variable: `optimizer/slots/model/dense1/kernel/m`, so that paths
-follow attribute names alone, never the numbers a process gave layers in the order it made
-them. The files and how they are written
+`Checkpoint(step=step_variable)`. An optimizer's slot is saved under the path of its variable:
+`optimizer/slots/model/dense1/kernel/m`, so that paths follow attribute names alone, never the
+numbers a process gave layers in the order it made them. The files and how they are written
 safely are described in autotrace/checkpoints/storage.py.
 
 Restoring checks every value first (the files' checksums, and each variable's shape and dtype)
@@ -307,7 +304,7 @@ def _variables_of(objects: dict) -> dict:
     hold one value for both, and restoring would leave the other as it was.
     """
     found = [found for name, value in objects.items()
-             for found in tracking.tracked_variable_routes(value, name, classes=True)]
+             for found in tracking.tracked_variable_routes(value, name)]
     path_of = {id(variable): path for path, _, variable in found}
     named, route_of = {}, {}
     for path, route, variable in found:
