@@ -259,3 +259,37 @@ def test_traced_break_over_an_iterator_made_in_the_header_is_traced(f):
     traced = autotrace.function(f)
     for x in (X, 0.1 * X, 3.0 * X):
         np.testing.assert_allclose(traced(x), f(x), rtol=1e-12)
+
+
+class _Stream:
+    """A generator kept on an object: a traced break leaves it where only run time knows."""
+
+    def __init__(self):
+        self.scales = (0.5 * k for k in range(1, 6))
+
+    def __call__(self, x):
+        s = 0.0
+        for c in self.scales:
+            s = s + c * np.sum(x)
+            if s > 3.0:
+                break
+        return s + sum(self.scales)
+
+
+def iterator_in_a_list_item(x):
+    its = [iter([1.0, 2.0, 3.0, 4.0])]
+    s = 0.0
+    for v in its[0]:
+        s = s + v * np.sum(x)
+        if s > 2.0:
+            break
+    return s + sum(its[0])
+
+
+@pytest.mark.parametrize("f, header", [(_Stream().__call__, "for c in self.scales:"),
+                                        (iterator_in_a_list_item, "for v in its[0]:")])
+def test_traced_break_over_an_iterator_an_attribute_or_item_holds_is_refused(f, header):
+    with pytest.raises(ControlFlowError, match="this loop over an iterator breaks on a traced "
+                       "value") as caught:
+        autotrace.function(f)(X)
+    assert str(caught.value).split("\n")[0].endswith(header)
