@@ -54,8 +54,18 @@ def zip_read_once_per_branch(x):
     return s + sum(a * b for a, b in z)
 
 
+def zips_consumed_where_made(x):
+    named = dict(zip(["a", "b", "c", "d"], x))
+    ranked = sorted(zip(W, x), key=lambda pair: pair[0])
+    firsts, seconds = zip(*[(1.0, x[0]), (2.0, x[1])])
+    products = np.array(list(map(lambda a, b: a * b, W, x)))
+    return (named["a"] * named["c"] + sum(a * b for a, b in ranked) + [*zip(W, x)][1][1] * 3.0
+            + firsts[1] * seconds[0] + np.sum(products))
+
+
 @pytest.mark.parametrize("f", [zip_listed_then_reread, zip_name_rebound,
-                               zip_in_helper_of_same_name, zip_read_once_per_branch])
+                               zip_in_helper_of_same_name, zip_read_once_per_branch,
+                               zips_consumed_where_made])
 def test_iterators_read_once_in_every_mode(f):
     expected = central_difference(f, X)
     np.testing.assert_allclose(autotrace.grad(f)(X), expected, rtol=1e-6, atol=1e-8)
@@ -147,6 +157,43 @@ def test_traced_break_in_loop_over_iterator_kept_is_refused():
         "index")
 
 
+class _Holder:
+    pass
+
+
+def iterator_in_list_resumed(x):
+    holder = [iter(x)]
+    s = 0.0
+    for v in holder[0]:
+        s = s + v
+        if v < 0:
+            break
+    return s + sum(10.0 * v for v in holder[0])
+
+
+def iterator_in_attribute_resumed(x):
+    held = _Holder()
+    held.items = zip(W, x)
+    s = 0.0
+    for a, b in held.items:
+        s = s + a * b
+        if b < 0:
+            break
+    return s + sum(10.0 * b for a, b in held.items)
+
+
+@pytest.mark.parametrize("f, header", [
+    (iterator_in_list_resumed, "for v in holder[0]:"),
+    (iterator_in_attribute_resumed, "for (a, b) in held.items:"),
+])
+def test_traced_break_in_loop_over_iterator_in_container_is_refused(f, header):
+    with pytest.raises(ControlFlowError) as caught:
+        autotrace.function(f)(X)
+    assert str(caught.value).split("\n  this loop")[0] == (
+        f"{__file__}:{f.__code__.co_firstlineno + 3 + (f is iterator_in_attribute_resumed)}: "
+        f"{header}")
+
+
 def branch_takes_items(x):
     z = zip(W, x)
     if x[0] > 5.0:
@@ -164,20 +211,62 @@ def graph_loop_takes_items(x):
     return s
 
 
+RATES = iter([])
+
+
+def _next_rate():
+    return next(RATES)
+
+
+def helper_takes_items(x):
+    if np.sum(x) > 0:
+        y = x * _next_rate()
+    else:
+        y = -x
+    return np.sum(y) * _next_rate()
+
+
+def lambda_takes_items(x):
+    it = iter([1.0, 2.0, 3.0])
+    take = lambda: next(it)  # noqa: E731 - the lambda is what is tested
+    if np.sum(x) > 0:
+        y = x * take()
+    else:
+        y = -x
+    return np.sum(y) * take()
+
+
+class _Schedule:
+    def __init__(self):
+        self.rates = iter([1.0, 2.0, 3.0, 4.0])
+
+
+def listed_and_attribute_iterators_taken(x):
+    held, schedule = [iter([2.0, 3.0])], _Schedule()
+    t = 0.0
+    while t < 1.0:
+        t = t + np.sum(x ** 2) * next(held[0]) * next(schedule.rates)
+    return t
+
+
 @pytest.mark.parametrize("f, line, header, name, kind, statement", [
     (branch_takes_items, 2, "if x[0] > 5.0:", "z", "zip", "an `if`"),
     (graph_loop_takes_items, 3, "for i in range((x[0] > 0) * 3):", "it", "list_iterator",
      "a `for` loop"),
+    (helper_takes_items, 1, "if np.sum(x) > 0:", "RATES", "list_iterator", "an `if`"),
+    (lambda_takes_items, 3, "if np.sum(x) > 0:", "it", "list_iterator", "an `if`"),
+    (listed_and_attribute_iterators_taken, 3, "while t < 1.0:", "held", "list_iterator",
+     "a `while` loop"),
 ])
 def test_traced_body_reading_an_iterator_is_refused(f, line, header, name, kind, statement):
     with pytest.raises(ControlFlowError) as caught:
         autotrace.function(f)(X)
     assert str(caught.value).split("\n  File ")[0] == (
-        f"{__file__}:{f.__code__.co_firstlineno + line}: {header}\n  this body reads the "
-        f"iterator {name!r} (a {kind}) made before it: {statement} on a traced value is traced "
-        "once as a graph op, so the items it takes from it would be taken once, while tracing, "
-        "not on each iteration or only on the path taken. Make it a list before the statement "
-        "(list(...)) and index that")
+        f"{__file__}:{f.__code__.co_firstlineno + line}: {header}\n  this body reaches an "
+        f"iterator made before it (a {kind}, through {name!r}): {statement} on a traced value "
+        "is traced once as a graph op, so the items it takes from it would be taken once, "
+        "while tracing, not on each iteration or only on the path taken. Make it a list before "
+        "the statement (list(...)) and index that")
 
 
 def zip_read_twice(x):
@@ -225,6 +314,49 @@ def test_iterator_read_again_is_refused_in_derivatives(f, line, name, made, list
     np.testing.assert_allclose(autotrace.function(f)(X), f(X), rtol=1e-12)
 
 
+def zip_stored_in_dict(x):
+    d = {}
+    d["z"] = zip(W, x)
+    s = sum(a * b for a, b in d["z"])
+    return s + sum(10.0 * b for a, b in d["z"])
+
+
+def enumerate_in_tuple(x):
+    h = (enumerate(x), 1)
+    s = sum(v * i for i, v in h[0])
+    return s + sum(10.0 * v for i, v in h[0])
+
+
+def zip_name_put_in_list(x):
+    z = zip(W, x)
+    held = []
+    held.append(z)
+    return sum(a * b for a, b in held[0]) + sum(b for a, b in held[0])
+
+
+@pytest.mark.parametrize("f, line, what, listed, construct", [
+    (zip_stored_in_dict, 2, "the iterator zip(...)", "list(zip(...))", "zip"),
+    (enumerate_in_tuple, 1, "the iterator enumerate(...)", "list(enumerate(...))",
+     "enumerate"),
+    (zip_name_put_in_list, 3, "z, which holds the iterator zip(...) made on line {first1},",
+     "list(zip(...))", "zip"),
+])
+def test_iterator_kept_in_container_is_refused_in_derivatives(f, line, what, listed,
+                                                              construct):
+    first = f.__code__.co_firstlineno
+    for derivative in (lambda: autotrace.grad(f)(X),
+                       lambda: autotrace.jvp(f, (X,), (np.ones(4),))):
+        with pytest.raises(TransformError) as caught:
+            derivative()
+        assert (caught.value.lineno, caught.value.construct) == (first + line, construct)
+        assert caught.value.message == (
+            f"{what.format(first1=first + 1)} is kept here in a container or an attribute, "
+            "which autotrace does not follow: Python's iterator is used up as it is read, so "
+            "a second read of it gives only the items left (none after a loop over it), where "
+            f"autotrace would give all of them again; keep {listed} instead, a list that every "
+            "read sees whole")
+
+
 class _EarlyExit:
     """Layers applied until the activation is small: a traced break in a loop over an
     iterator made in the header from an attribute, which nothing reads after the loop."""
@@ -254,7 +386,23 @@ def generator_loop_breaks(x):
     return s
 
 
-@pytest.mark.parametrize("f", [_EarlyExit().__call__, generator_loop_breaks])
+class _Rows:
+    """A traced break in a loop over a list kept in an attribute, which is read whole again."""
+
+    def __init__(self):
+        self.rows = [np.ones(4), -2.0 * np.ones(4), 3.0 * np.ones(4)]
+
+    def __call__(self, x):
+        s = 0.0
+        for row in self.rows:
+            s = s + np.sum(row * x)
+            if s < 0.0:
+                break
+        return s + np.sum(self.rows[0] * x)
+
+
+@pytest.mark.parametrize("f", [_EarlyExit().__call__, generator_loop_breaks,
+                               _Rows().__call__])
 def test_traced_break_over_an_iterator_made_in_the_header_is_traced(f):
     traced = autotrace.function(f)
     for x in (X, 0.1 * X, 3.0 * X):

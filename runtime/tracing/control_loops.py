@@ -210,7 +210,8 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
                                stop_index, anchor=stopped, user_nones=user_nones)
         if isinstance(stopped, Tracer):
             if not isinstance(iterable, _SEQUENCES) and any(
-                    isinstance(value, collections.abc.Iterator) for value, _ in made_from or ()):
+                    isinstance(value, collections.abc.Iterator) and not isinstance(
+                        value, np.flatiter) for value, _ in made_from or ()):  # (x.flat: anew)
                 raise _error(where, _RESUMED)
             # A break on a traced value: the iterations after it do nothing, in the graph.
             values = if_stmt(stopped, lambda *state: state,
