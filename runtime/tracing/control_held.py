@@ -19,7 +19,6 @@ made while tracing, as tf.function's guide says of Python side effects).
 from __future__ import annotations
 
 import collections.abc
-import io
 import types
 
 import numpy as np
@@ -78,18 +77,20 @@ def _roots(function) -> list:
                     for attribute in code.co_names if attribute in module.__dict__]
 
 
-def _refuse_iterators(reached, where: str, statement: str) -> None:
-    """Raise where the statement's functions reach an iterator made before it (`reached`, from
-    _reached: through the functions they call, closures, globals, lists, dicts and the user's
-    objects): traced once, the body would take its items once, while tracing (`next(it)`,
-    `for v in it`, `zip(w, it)`), where Python takes them on each iteration, or only on the
-    path taken, and a later read of it sees what they left. Files, which are iterators too,
-    are left alone."""
-    for value, name in reached:
-        if isinstance(value, collections.abc.Iterator) and \
-                not isinstance(value, (Tracer, io.IOBase)):
-            raise ControlFlowError(_ITERATOR.format(
-                where=where, statement=statement, name=name, kind=type(value).__name__))
+def _refuse_iterators(functions, where: str, statement: str) -> None:
+    """Raise where one of the user's `functions` reads an iterator made before the statement:
+    traced once, the body would take its items once, while tracing (`next(it)`, `for v in it`,
+    `zip(w, it)`), where Python takes them on each iteration, or only on the path taken, and
+    a later read of it sees what they left."""
+    for function in functions:
+        if isinstance(function, types.FunctionType) and \
+                not function.__code__.co_filename.startswith(PACKAGE_DIRS):
+            for name, value in _roots(function):
+                if isinstance(value, collections.abc.Iterator) and \
+                        not isinstance(value, Tracer):
+                    raise ControlFlowError(_ITERATOR.format(
+                        where=where, statement=statement, name=name,
+                        kind=type(value).__name__))
 
 
 def _bases(array: np.ndarray) -> list:
@@ -114,8 +115,8 @@ class held_read_only:  # noqa: N801 - used as `with held_read_only(...)`, as a f
         self.statement = ("an " if statement[1:2] in "aeiou" else "a ") + statement
 
     def __enter__(self):
+        _refuse_iterators(self.functions, self.where, self.statement)
         reached = _reached(self.functions).values()
-        _refuse_iterators(reached, self.where, self.statement)
         arrays = [value for value, _ in reached if type(value) is np.ndarray]
         self.held = [array for array in arrays if array.flags.writeable and all(
             base.flags.writeable for base in _bases(array))]
@@ -198,10 +199,10 @@ _CHANGED = (
 
 
 _ITERATOR = (
-    "{where}\n  this body reaches an iterator made before it (a {kind}, through {name!r}): "
-    "{statement} on a traced value is traced once as a graph op, so the items it takes from "
-    "it would be taken once, while tracing, not on each iteration or only on the path taken. "
-    "Make it a list before the statement (list(...)) and index that")
+    "{where}\n  this body reads the iterator {name!r} (a {kind}) made before it: {statement} on "
+    "a traced value is traced once as a graph op, so the items it takes from it would be "
+    "taken once, while tracing, not on each iteration or only on the path taken. Make it a "
+    "list before the statement (list(...)) and index that")
 
 
 def _user_site(traceback) -> str:

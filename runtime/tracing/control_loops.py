@@ -21,7 +21,8 @@ Decisions:
 - A Python loop over an iterator whose break turns traced takes the items after the break
   too, so where the iterator stops is known only at run time: it is refused where the loop
   takes its items from an iterator kept in a name (`for v in it:`, `zip(w, it)`, `made_from`),
-  which Python's next loop over it resumes where the break left it. An iterator made in the
+  or is itself an iterator read from an item or an attribute (`for v in holder[0]:`), which
+  Python's next loop over it resumes where the break left it. An iterator made in the
   header from anything else (`enumerate(self.layers)`, a dataset, a generator call) is left
   to the loop, as nothing reads it after.
 - In generated code a variable the loop body leaves the same Python bool every iteration (a
@@ -210,8 +211,9 @@ def for_stmt(iterable, body_fn, values: tuple, *, names: tuple, targets: tuple, 
                                stop_index, anchor=stopped, user_nones=user_nones)
         if isinstance(stopped, Tracer):
             if not isinstance(iterable, _SEQUENCES) and any(
-                    isinstance(value, collections.abc.Iterator) and not isinstance(
-                        value, np.flatiter) for value, _ in made_from or ()):  # (x.flat: anew)
+                    isinstance(value, collections.abc.Iterator) or how == "kept" and
+                    isinstance(iterable, collections.abc.Iterator) and
+                    not isinstance(iterable, np.flatiter) for value, how in made_from or ()):
                 raise _error(where, _RESUMED)
             # A break on a traced value: the iterations after it do nothing, in the graph.
             values = if_stmt(stopped, lambda *state: state,

@@ -6,21 +6,24 @@ is known only at run time. That is harmless where nothing reads the iterator aft
 is made in the loop's header, by zip, enumerate, map, filter, reversed, iter, range or a
 generator expression, from names whose values are lists, tuples or arrays, or from parts of
 arrays (`x[1:]`), reading no other iterator (`next(it)` in a generator expression). The loop's
-helper refuses the loop where one of the names or paths of attributes and items it reads
-holds an iterator (`for v in it:`, `zip(w, it)`, `for v in self.items:` where `self.items` is a
-generator), which may be read again after it; an iterator a call in the header makes
-(`for v in make_items(x):`, made_from None) nothing else holds:
+helper refuses the loop where one of the names it reads holds an iterator (`for v in it:`,
+`zip(w, it)`), which may be read again after it; an iterator made in the header from anything
+else (`for v in self.items:`, `for v in make_items(x):`, made_from None) nothing else holds:
 
     for i, v in enumerate(x[k:]):      made_from=((x, "indexed"), (k, "read"))
     for v in zip(w, it):               made_from=((w, "iterated"), (it, "iterated"))
     for v in it:                       made_from=((it, "iterated"),)
-    for v in self.items:               made_from=((self.items, "iterated"),)
+    for v in self.items:               made_from=((None, "kept"),)
     for v in make_items(x):            made_from=None
+
+A header that reads an item or an attribute (`for v in holder[0]:`, `for v in self.items:`)
+adds `(None, "kept")`: where its value is an iterator, not one an array's attribute makes
+afresh (`x.flat`), the list, dict or object holds it after the loop, and the helper refuses
+the loop too.
 """
 from __future__ import annotations
 
 import builtins
-import copy
 
 import gast
 
@@ -39,12 +42,15 @@ _NEW_VALUES = (gast.Constant, gast.List, gast.Tuple, gast.ListComp, gast.Dict, g
 
 def loop_sources(iterable, namespace: dict):
     """The `made_from` expression of a loop over `iterable` (see the module docstring)."""
-    sources = []
+    kept = isinstance(iterable, (gast.Subscript, gast.Attribute))
+    sources = [(None, "kept")] if kept else []
     if not _follow(iterable, namespace, sources, frozenset()):
-        return gast.Constant(value=None, kind=None)
-    pairs = [gast.Tuple(elts=[name(source) if isinstance(source, str) else copy.deepcopy(source),
-                              gast.Constant(value=how, kind=None)], ctx=gast.Load())
-             for source, how in sources]
+        if not kept:
+            return gast.Constant(value=None, kind=None)
+        sources = [(None, "kept")]
+    pairs = [gast.Tuple(elts=[name(variable) if variable is not None else gast.Constant(
+        value=None, kind=None), gast.Constant(value=how, kind=None)], ctx=gast.Load())
+        for variable, how in sources]
     return gast.Tuple(elts=pairs, ctx=gast.Load())
 
 
@@ -53,13 +59,9 @@ def _follow(node, namespace: dict, sources: list, local: frozenset) -> bool:
     if isinstance(node, gast.Name):
         sources.extend([(node.id, "iterated")] if node.id not in local else [])
         return True
-    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) and isinstance(
-            node.slice, gast.Slice):
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
         sources.extend([(node.value.id, "indexed")] if node.value.id not in local else [])
         _read(node.slice, sources, local)
-        return True
-    if isinstance(node, (gast.Attribute, gast.Subscript)) and _path(node, local):
-        sources.append((node, "iterated"))  # (read again by the loop's helper: no call in it)
         return True
     if isinstance(node, _NEW_VALUES):
         return True
@@ -78,18 +80,6 @@ def _follow(node, namespace: dict, sources: list, local: frozenset) -> bool:
         if any(function is f for f in _WITH_FUNCTION):
             return _follow_all(node.args[1:], namespace, sources, local)
     return False
-
-
-def _path(node, local: frozenset) -> bool:
-    """Whether `node` is a path of attributes and items from a name outside the loop's
-    generators (`self.items`, `its[0]`, `d["it"]`, `h.it`), which reads no call."""
-    while isinstance(node, (gast.Attribute, gast.Subscript)):
-        if isinstance(node, gast.Subscript) and not all(
-                isinstance(part, (gast.Name, gast.Constant)) for part in gast.walk(node.slice)
-                if not isinstance(part, (gast.expr_context, gast.Tuple))):
-            return False
-        node = node.value
-    return isinstance(node, gast.Name) and node.id not in local
 
 
 def _follow_all(nodes, namespace: dict, sources: list, local: frozenset) -> bool:

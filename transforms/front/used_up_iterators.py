@@ -19,12 +19,6 @@ it ran twice (a read inside a loop the iterator is not made in is refused), an `
 larger of its branches, and a path that returns counts no further. A function or lambda that
 reads the name may run any number of times, so reads there count twice. Rebinding the name
 starts over (`pairs = list(pairs)` reads the zip once and holds a list).
-
-An iterator kept elsewhere than in a name is not followed: one put in a list, tuple, set or
-dict literal or a comprehension's items, stored into an item or an attribute (`d["z"] = zip(a,
-b)`), or appended to a list, is refused where it is put there, with `list(zip(a, b))` to write.
-An iterator consumed where it is made (`list(zip(a, b))`, `dict(zip(k, v))`, a `for` header,
-`[*zip(a, b)]`) is what the transforms follow.
 """
 from __future__ import annotations
 
@@ -41,7 +35,6 @@ _MAKERS = (builtins.zip, builtins.enumerate, builtins.reversed, builtins.map, bu
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp)
 _ENDS = (gast.Return, gast.Raise, gast.Break, gast.Continue)
-_KEEPING_METHODS = ("append", "insert", "add", "setdefault")  # (list.append(zip(a, b)))
 
 
 def refuse_used_up_iterators(function: gast.FunctionDef, namespace: dict,
@@ -111,8 +104,6 @@ class _Paths:
                 isinstance(t, gast.Name) for t in targets)  # (y = z: both hold one iterator)
             if not copied:
                 self.read(node.value, state)
-            if any(isinstance(t, (gast.Subscript, gast.Attribute)) for t in targets):
-                self.refuse_kept(node.value, state)
             made = self.made(node.value)
             iterator = _Iterator(node, made) if made else None
             for target in targets:
@@ -204,9 +195,6 @@ class _Paths:
         """Count the reads of `node` (an expression, or a statement of a function defined
         here); a comprehension's parts after its first iterable are read again and again."""
         if isinstance(node, _COMPREHENSIONS):
-            for kept in [node.elt] if not isinstance(node, gast.DictComp) else [node.key,
-                                                                                node.value]:
-                self.refuse_kept(kept, state, skip_own)
             first, *rest = node.generators
             self.read(first.iter, state, skip_own)
             inner = skip_own | {n.id for g in node.generators for n in gast.walk(g.target)
@@ -221,43 +209,18 @@ class _Paths:
         if isinstance(node, gast.Lambda):
             self.scope(node, state)
             return
-        if isinstance(node, (gast.List, gast.Tuple, gast.Set)) and \
-                isinstance(getattr(node, "ctx", gast.Load()), gast.Load):
-            kept = node.elts
-        elif isinstance(node, gast.Dict):
-            kept = [k for k in node.keys if k is not None] + node.values
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                node.func.attr in _KEEPING_METHODS:
-            kept = node.args
-        else:
-            kept = ()
-        for item in kept:
-            self.refuse_kept(item, state, skip_own)
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
                 node.id not in skip_own:
             for iterator in state.held.get(node.id, ()):
                 state.reads[iterator] = state.reads.get(iterator, 0) + 1
                 if state.reads[iterator] > 1:
+                    construct = iterator.made.split("(")[0] or "generator expression"
                     line = self.location.line_of(iterator.node)
                     raise self.location.error(node, _refusal(node.id, iterator, line),
-                                              _construct(iterator.made))
+                                              construct)
             return
         for child in gast.iter_child_nodes(node):
             self.read(child, state, skip_own)
-
-    def refuse_kept(self, value, state, skip_own=frozenset()) -> None:
-        """Raise where `value`, put in a container or an attribute, is an iterator: one it
-        makes, or one a name holds."""
-        made = self.made(value)
-        if made is not None:
-            raise self.location.error(value, _KEPT.format(
-                what=f"the iterator {made}", listed=_listed(made)), _construct(made))
-        if isinstance(value, gast.Name) and value.id not in skip_own:
-            for iterator in state.held.get(value.id, ()):
-                line = self.location.line_of(iterator.node)
-                raise self.location.error(value, _KEPT.format(
-                    what=f"{value.id}, which holds the iterator {iterator.made} made on line "
-                         f"{line},", listed=_listed(iterator.made)), _construct(iterator.made))
 
     @staticmethod
     def unbind(target, state) -> None:
@@ -283,25 +246,9 @@ class _Paths:
         return None
 
 
-def _construct(made: str) -> str:
-    return made.split("(")[0] or "generator expression"
-
-
-def _listed(made: str) -> str:
-    """What to write for the iterator `made` (`zip(...)`) to keep its items."""
-    return "[... for ...]" if made.startswith("(") else f"list({made})"
-
-
-_KEPT = (
-    "{what} is kept here in a container or an attribute, which autotrace does not follow: "
-    "Python's iterator is used up as it is read, so a second read of it gives only the items "
-    "left (none after a loop over it), where autotrace would give all of them again; keep "
-    "{listed} instead, a list that every read sees whole")
-
-
 def _refusal(name: str, iterator: _Iterator, line: int) -> str:
     made = iterator.made
-    listed = _listed(made)
+    listed = "[... for ...]" if made.startswith("(") else f"list({made})"
     return (f"{name} holds the iterator {made} made on line {line}, which an earlier read "
             f"(or this one, run before in a loop or a function defined here) has taken items "
             f"from: Python's iterator gives this read only the items left (none after a loop "
