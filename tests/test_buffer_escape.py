@@ -113,6 +113,8 @@ class Layers:
 
 
 REGISTRY = {"keeper": KEEPER}
+# (nested past what the model walks: taken to hold any global object)
+DEEP = {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"keeper": KEEPER}}}}}}}}
 NET = Layers()
 
 
@@ -121,6 +123,13 @@ def read_through_a_registry(x):
     KEEPER.a = acc  # (stored: registry read)
     acc += x ** 2  # (written: registry read)
     return np.sum(REGISTRY["keeper"].a * x)
+
+
+def read_through_a_deep_registry(x):
+    acc = np.zeros(3)
+    KEEPER.a = acc  # (stored: deep registry)
+    acc += x ** 2  # (written: deep registry)
+    return np.sum(DEEP["a"]["b"]["c"]["d"]["e"]["f"]["g"]["keeper"].a * x)
 
 
 def stored_through_a_registry(x):
@@ -157,6 +166,7 @@ REFUSED = [
     (read_by_a_function_called_after_the_write, "KEEPER", "KEEPER.keep(acc)",
      "read by a function"),
     (read_through_a_registry, "REGISTRY", "KEEPER.a = acc", "registry read"),
+    (read_through_a_deep_registry, "DEEP", "KEEPER.a = acc", "deep registry"),
     (stored_through_a_registry, "KEEPER", "REGISTRY['keeper'].a = acc", "registry store"),
     (read_through_a_name_bound_before, "keeper", "KEEPER.a = acc", "name bound before"),
     (stored_by_setattr, "KEEPER", "setattr(KEEPER, 'a', acc)", "setattr"),

@@ -95,7 +95,8 @@ class StoredValues:
         inside = _objects_inside(value)
         self.global_inside[memory] = inside
         for other, other_inside in list(self.global_inside.items()):
-            if other != memory and (id(value) in other_inside or any(
+            if other != memory and (inside is None or other_inside is None or id(
+                    value) in other_inside or any(
                     object_id in inside for object_id, held in self.global_objects.items()
                     if held == other)):
                 self.hold(memory, {other})
@@ -256,17 +257,19 @@ class StoredValues:
         return next((k.value for k in node.keywords if k.arg == parameter), None)
 
 
-def _objects_inside(value, depth: int = 3, most: int = 256) -> set:
-    """The ids of the objects that `value` holds in its items, values and attributes, within
-    `depth` levels and `most` objects (a model's layers, a registry's entries)."""
+def _objects_inside(value, depth: int = 6, most: int = 2000) -> set | None:
+    """The ids of the objects that `value` holds in its items, values and attributes (a
+    model's layers, a registry's entries), or None where they are more than `most` or nested
+    deeper than `depth`: then it may hold any other global object."""
     found, todo = set(), [(value, 0)]
-    while todo and len(found) < most:
+    while todo:
         held, level = todo.pop()
-        if level < depth:
-            for part in _parts(held):
-                if id(part) not in found:
-                    found.add(id(part))
-                    todo.append((part, level + 1))
+        parts = [part for part in _parts(held) if id(part) not in found and not isinstance(
+            part, (int, float, complex, str, bytes, np.generic, type(None)))]
+        if parts and (level >= depth or len(found) + len(parts) > most):
+            return None
+        found.update(map(id, parts))
+        todo += [(part, level + 1) for part in parts]
     return found
 
 
