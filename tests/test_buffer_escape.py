@@ -3,7 +3,9 @@ of a global object or of an object it made (`K.a = acc`, or `K.keep(acc)` whose 
 `self.a = a`), a global container (a helper's `G.append(a)`). A write into the array through
 its own name afterwards (`acc += v`, `acc[0] = v`) changes what the object reads too, which
 autotrace, following values, would give the old value: refused, naming the store, wherever
-the object is read after the write (by its name, or by a function called that reads it).
+the object is read after the write (by its name, or by a function called that reads it), or
+through another path to it: a name bound to it, a registry holding it (`REGISTRY["keeper"]`),
+`setattr`; traced alone, also a list of an object made here, a function defined here.
 Stored as a copy, or the name rebound (`acc = acc + v`), it is followed in every mode.
 
 Also: a `with` block that writes into a buffer's items and then rebinds the buffer's name,
