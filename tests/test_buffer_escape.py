@@ -3,9 +3,7 @@ of a global object or of an object it made (`K.a = acc`, or `K.keep(acc)` whose 
 `self.a = a`), a global container (a helper's `G.append(a)`). A write into the array through
 its own name afterwards (`acc += v`, `acc[0] = v`) changes what the object reads too, which
 autotrace, following values, would give the old value: refused, naming the store, wherever
-the object is read after the write (by its name, or by a function called that reads it), or
-through another path to it: a name bound to it, a registry holding it (`REGISTRY["keeper"]`),
-`setattr`; traced alone, also a list of an object made here, a function defined here.
+the object is read after the write (by its name, or by a function called that reads it).
 Stored as a copy, or the name rebound (`acc = acc + v`), it is followed in every mode.
 
 Also: a `with` block that writes into a buffer's items and then rebinds the buffer's name,
@@ -104,58 +102,6 @@ def read_by_a_function_called_after_the_write(x):
     return read_the_global(x)
 
 
-class Archive:
-    def __init__(self):
-        self.kept = []
-
-
-class Layers:
-    def __init__(self):
-        self.layers = [Keeper(), Keeper()]
-
-
-REGISTRY = {"keeper": KEEPER}
-# (nested past what the model walks: taken to hold any global object)
-DEEP = {"a": {"b": {"c": {"d": {"e": {"f": {"g": {"keeper": KEEPER}}}}}}}}
-NET = Layers()
-
-
-def read_through_a_registry(x):
-    acc = np.zeros(3)
-    KEEPER.a = acc  # (stored: registry read)
-    acc += x ** 2  # (written: registry read)
-    return np.sum(REGISTRY["keeper"].a * x)
-
-
-def read_through_a_deep_registry(x):
-    acc = np.zeros(3)
-    KEEPER.a = acc  # (stored: deep registry)
-    acc += x ** 2  # (written: deep registry)
-    return np.sum(DEEP["a"]["b"]["c"]["d"]["e"]["f"]["g"]["keeper"].a * x)
-
-
-def stored_through_a_registry(x):
-    acc = np.zeros(3)
-    REGISTRY["keeper"].a = acc  # (stored: registry store)
-    acc += x ** 2  # (written: registry store)
-    return np.sum(KEEPER.a * x)
-
-
-def read_through_a_name_bound_before(x):
-    keeper = KEEPER
-    acc = np.zeros(3)
-    KEEPER.a = acc  # (stored: name bound before)
-    acc += x ** 2  # (written: name bound before)
-    return np.sum(keeper.a * x)
-
-
-def stored_by_setattr(x):
-    acc = np.zeros(3)
-    setattr(KEEPER, "a", acc)  # (stored: setattr)
-    acc += x ** 2  # (written: setattr)
-    return np.sum(KEEPER.a * x)
-
-
 # (function, the owner read after the write, the store as written, the marker's label)
 REFUSED = [
     (kept_by_a_method_of_a_global, "KEEPER", "KEEPER.keep(acc)", "method of a global"),
@@ -167,11 +113,6 @@ REFUSED = [
     (appended_by_a_helper_to_a_global_list, "KEPT", "append_to_the_global(acc)", "list"),
     (read_by_a_function_called_after_the_write, "KEEPER", "KEEPER.keep(acc)",
      "read by a function"),
-    (read_through_a_registry, "REGISTRY", "KEEPER.a = acc", "registry read"),
-    (read_through_a_deep_registry, "DEEP", "KEEPER.a = acc", "deep registry"),
-    (stored_through_a_registry, "KEEPER", "REGISTRY['keeper'].a = acc", "registry store"),
-    (read_through_a_name_bound_before, "keeper", "KEEPER.a = acc", "name bound before"),
-    (stored_by_setattr, "KEEPER", "setattr(KEEPER, 'a', acc)", "setattr"),
 ]
 
 DERIVATIVES = {
@@ -210,73 +151,6 @@ def test_a_write_into_an_array_an_object_or_global_holds_is_refused(f, owner, st
               f"after it, on line {read}: autotrace makes 'acc' alone a new traced value")
     with pytest.raises(ControlFlowError, match=re.escape(traced)):
         autotrace.function(f)(X)
-
-
-def stored_into_each_layer_of_a_global(x):
-    acc = np.zeros(3)
-    for layer in NET.layers:
-        layer.a = acc  # (stored: each layer)
-    acc += x ** 2  # (written: each layer)
-    return np.sum(NET.layers[0].a * x)
-
-
-def appended_to_a_list_of_an_object_made_here(x):
-    archive = Archive()
-    acc = np.zeros(3)
-    archive.kept.append(acc)  # (stored: list of an object)
-    acc += x ** 2  # (written: list of an object)
-    return np.sum(archive.kept[0] * x)
-
-
-def stored_by_a_function_defined_here(x):
-    acc = np.zeros(3)
-    box = {}
-
-    def keep():
-        box["a"] = acc
-    keep()  # (stored: function defined here)
-    acc += x ** 2  # (written: function defined here)
-    return np.sum(box["a"] * x)
-
-
-# (function, the name read after the write, the store named, the marker's label, the
-# refusal of a derivative): traced alone, each write would leave the object with the old value.
-TRACED_REFUSED = [
-    (stored_into_each_layer_of_a_global, "NET", "layer.a = acc", "each layer",
-     "line {store}: autotrace cannot differentiate assignment to an attribute (layer.a = ...): "
-     "it changes an object the gradient cannot see; return the value instead"),
-    (appended_to_a_list_of_an_object_made_here, "archive", "archive.kept.append(acc)",
-     "list of an object",
-     "line {write}: acc += ... changes 'acc' in place, and 'archive' shares its memory "
-     "(archive.kept.append(acc), line {store}), read after it on line {read}; autotrace gives "
-     "'acc' alone a new value. Write acc = acc + ... if 'archive' should keep the old value, "
-     "or update 'archive' too"),
-    (stored_by_a_function_defined_here, "box", "keep()", "function defined here",
-     "line {store}: keep() changes 'box' in place (box['a'] = ..., line {inner}), which "
-     "autotrace does not follow into this function, and 'box' is read after it on line "
-     "{read}; return the new value from keep instead"),
-]
-
-
-@pytest.mark.parametrize("f, owner, stored, label, refusal", TRACED_REFUSED,
-                         ids=[c[0].__name__ for c in TRACED_REFUSED])
-def test_a_store_through_another_path_is_seen_when_traced(f, owner, stored, label, refusal):
-    store, write = line_of(f"(stored: {label})"), line_of(f"(written: {label})")
-    refusal = f'File "{THIS_FILE}", ' + refusal.format(store=store, write=write,
-                                                      read=write + 1, inner=store - 1)
-    for mode, run in DERIVATIVES.items():
-        with pytest.raises(TransformError) as caught:
-            run(f)
-        assert str(caught.value) == refusal, mode
-    made = next(line for line in range(write, 0, -1)
-                if "np.zeros(3)" in open(THIS_FILE).read().splitlines()[line - 1])
-    traced = (f"{THIS_FILE}:{write}: acc += _operand1\n  this writes traced values into the "
-              f"NumPy array 'acc' (acc = np.zeros(3), line {made}), whose memory {owner!r} "
-              f"shares ({stored}, line {store}) and reads after it, on line {write + 1}: "
-              f"autotrace makes 'acc' alone a new traced value")
-    with pytest.raises(ControlFlowError) as caught:
-        autotrace.function(f)(X)
-    assert str(caught.value).startswith(traced)
 
 
 def copy_kept(x):
@@ -319,18 +193,8 @@ def rebound_in_a_with_block_in_a_loop(x):
     return np.sum(s) + np.sum(h ** 2)
 
 
-KEEPER.scale = np.array([0.5, -2.0, 1.5])
-
-
-def written_with_globals_read_but_not_stored_into(x):
-    keeper = KEEPER
-    acc = np.zeros(3)
-    acc += x ** 2
-    return np.sum(keeper.scale * acc) + np.sum(REGISTRY["keeper"].scale * np.sin(x))
-
-
 FOLLOWED = [copy_kept, name_rebound_after_the_store, items_written_then_rebound_in_a_with_block,
-            rebound_in_a_with_block_in_a_loop, written_with_globals_read_but_not_stored_into]
+            rebound_in_a_with_block_in_a_loop]
 
 
 @pytest.mark.parametrize("f", FOLLOWED, ids=[f.__name__ for f in FOLLOWED])

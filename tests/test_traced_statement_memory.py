@@ -96,16 +96,7 @@ def held_by_an_attribute_written(x, n):
 def held_by_an_attribute_set_by_name(x, n):
     a = np.zeros(3)
     box = Box()
-    setattr(box, "a", a)  # (the model of memory reads setattr as `box.a = a`)
-    for i in range(n):
-        a += x
-    return box.a
-
-
-def held_by_an_attribute_set_by_object_setattr(x, n):
-    a = np.zeros(3)
-    box = Box()
-    object.__setattr__(box, "a", a)  # (the model does not read it: asked when the loop runs)
+    setattr(box, "a", a)  # (the model does not read setattr: asked when the loop runs)
     for i in range(n):
         a += x
     return box.a
@@ -123,12 +114,8 @@ REFUSED = [
     (held_by_an_attribute_written, r"a \+= x\n  this writes traced values into the NumPy array "
                                    r"'a' \(a = np.zeros\(3\), line \d+\), whose memory 'box' "
                                    r"shares \(box.a = a, line \d+\)"),
-    (held_by_an_attribute_set_by_name, r"a \+= x\n  this writes traced values into the NumPy "
-                                       r"array 'a' \(a = np.zeros\(3\), line \d+\), whose memory "
-                                       r"'box' shares \(setattr\(box, 'a', a\), line \d+\)"),
-    (held_by_an_attribute_set_by_object_setattr,
-     r"a \+= x\n  this changes the NumPy array 'a' in place, and 'box', which is read after it, "
-     r"holds its memory too"),
+    (held_by_an_attribute_set_by_name, r"a \+= x\n  this changes the NumPy array 'a' in place, "
+                                       r"and 'box', which is read after it, holds its memory too"),
 ]
 
 

@@ -76,7 +76,6 @@ class CallSharing(GivenFunctions):
                     node, self.reach(self.name_value(written)), written,
                     f"{written!r} in place ({write_text(write)}, line "
                     f"{self.location.line_of(write)})", getattr(func, "id", "the lambda"))
-            self.note_closure_stores(func, nested)  # (alias_stores.py)
         if local is not None:
             self.refuse_parameters_written(node, self.local_writes(node, local), 0,
                                            getattr(func, "id", "the lambda"))

@@ -13,16 +13,6 @@ parameter's object (`self`) or into a global, and the call makes the caller's ar
 (or the caller's global of that name, where it is the same object) hold what it was given.
 A function of the user's called after the write reads the globals its code names
 (`closures` in aliases.py): one call deep, not those that the functions it calls read.
-
-A global object is one memory whichever path reaches it: a name bound to it here (`k = K`,
-`layer = NET.l1`, `for L in NET.layers`) is bound to its memory, two global names for one object
-share one, and a global container or object holding another (`REG = {"k": K}`, `R.k = K`) and
-the one it holds hold each other, so that a value stored through one (`REG["k"].a = acc`,
-`setattr(K, "a", acc)`) is read through the other (`K.a`, `R.read()`). A global object only
-read is no memory a write changes (what a call given K returns may be K, as before). Also an
-object made here comes to hold what is appended to a list of its own (`o.hist.append(acc)`),
-and a function defined here that changes a name of this one (`box["a"] = acc`) makes it hold
-what the function reads.
 These are methods of aliases.Sharing, mixed in from here to keep each module to one idea.
 """
 from __future__ import annotations
@@ -48,38 +38,12 @@ class StoredValues:
     """Mixed into aliases.Sharing: values stored into objects and globals (see the module
     docstring)."""
 
-    def __init__(self):
-        self.outside_names = set()  # the globals a value was stored into
-        self.global_objects = {}  # id of a global object -> its memory
-        self.global_inside = {}  # a global object's memory -> the ids of the objects it holds
-        self.read_globals = set()  # the memories of global objects read, not stored into
-        self.stores_after_call = []  # (owners, stored) noted while a call is read
-
-    def call_storing(self, node) -> set:
-        """The call `node`'s value (CallSharing.call), what it stores noted after it."""
-        made = self.call(node)
-        stores, self.stores_after_call = self.stores_after_call, []
-        for owners, stored in stores:
-            self.store_into(owners, stored)
-        return made
-
-    def global_memory(self, identifier: str, read=False) -> set:
+    def global_memory(self, identifier: str) -> set:
         """The memory standing for the global object `identifier` names, bound to the name
-        from here on (once something is stored into it, or, with `read`, once it is read):
-        one memory per object, whichever name it is reached by, that holds, and is held by,
-        the memories of the other global objects it holds or is held by (`REG = {"k": K}`:
-        a value stored into K is read through REG, and one stored through REG is read
-        through K)."""
-        value = self.namespace.get(identifier, MISSING)
-        memory = ("global", identifier) if value is MISSING else \
-            self.global_objects.setdefault(id(value), ("global", identifier))
-        if memory in self.read_globals and not read:
-            self.read_globals.discard(memory)
-        elif memory not in self.holds and memory not in self.read_globals:
-            if read:
-                self.read_globals.add(memory)
-            self.relate_globals(memory, value)
+        from here on (once something is stored into it)."""
+        memory = ("global", identifier)
         self.outside_names.add(identifier)
+        value = self.namespace.get(identifier)
         if isinstance(value, np.ndarray):  # (a value written into an array is copied)
             self.arrays.add(memory)
             self.plain.add(memory)
@@ -88,39 +52,6 @@ class StoredValues:
         if self.env is not None:
             self.env.setdefault(identifier, {}).setdefault(memory, self.statement)
         return {memory}
-
-    def relate_globals(self, memory, value) -> None:
-        """`memory`, a global object's (`value`), and those of the other global objects met
-        so far that it holds or is held by come to hold each other (see global_memory)."""
-        inside = _objects_inside(value)
-        self.global_inside[memory] = inside
-        for other, other_inside in list(self.global_inside.items()):
-            if other != memory and (inside is None or other_inside is None or id(
-                    value) in other_inside or any(
-                    object_id in inside for object_id, held in self.global_objects.items()
-                    if held == other)):
-                self.hold(memory, {other})
-                self.hold(other, {memory})
-        self.holds.setdefault(memory, set())
-
-    def outside_object(self, identifier: str) -> set:
-        """The memory of the global or closure object that the name `identifier` reads, not
-        bound here (`k = K` binds k to K's memory: what is stored into K later is read through
-        k); none for an array, a number, a class, a module or a function."""
-        if identifier in self.locals or self.env is None or isinstance(
-                self.namespace.get(identifier), (np.ndarray, np.generic, type)) or \
-                self.global_root(gast.Name(id=identifier, ctx=gast.Load(), annotation=None,
-                                           type_comment=None)) is None:
-            return set()
-        return self.global_memory(identifier, read=True)
-
-    def note_globals_read_after(self, written) -> None:
-        """Give the global objects read after the statement being read their memories, before
-        a write into `written` asks which names read afterwards share it (`REG["k"].a`)."""
-        if written and self.env is not None:
-            for other in self.live_after.get(id(self.statement), ()):
-                if other not in self.env:
-                    self.outside_object(other)
 
     def global_root(self, node) -> str | None:
         """The name of the global or closure object (an instance, a container, a class; not
@@ -185,27 +116,15 @@ class StoredValues:
         arguments = node.args + [k.value for k in node.keywords]
         if not arguments or self.depth >= _DEEPEST_CALLS:
             return
-        function = resolve(func, self.namespace)
-        if function is write_state and len(node.args) > 3 or function is setattr and len(
-                node.args) == 3:
-            # (`K.a = v`, as the front end writes it: write_state(K, '.', ('a',), v, ...);
-            # `setattr(K, "a", v)`)
-            stored = node.args[3] if function is write_state else node.args[2]
-            self.store_into(self.owners_of(node.args[0]), self.reach(given[id(stored)]))
+        if resolve(func, self.namespace) is write_state and len(node.args) > 3:
+            # (`K.a = v`, as the front end writes it: write_state(K, '.', ('a',), v, ...))
+            self.store_into(self.owners_of(node.args[0]), self.reach(given[id(node.args[3])]))
             return
         if isinstance(func, gast.Attribute) and func.attr in _STORING and \
                 self.global_root(func.value) is not None:
             self.store_into(self.owners_of(func.value),
                             self.reach(set().union(*(given.get(id(a), ()) for a in arguments))))
             return
-        if isinstance(func, gast.Attribute) and func.attr in _STORING and isinstance(
-                func.value, gast.Attribute) and isinstance(func.value.value, gast.Name):
-            # `o.hist.append(v)`, o an object made here whose list the model does not know
-            # (its `__init__` made it): o, holding its list, holds v once the call is read
-            objects = {m for m in self.name_value(func.value.value.id) if m in self.objects}
-            if objects and not self.value(func.value):
-                self.stores_after_call.append((objects, self.reach(set().union(
-                    *(given.get(id(a), ()) for a in arguments)))))
         callee, before = python_callee(func, self.locals, self.namespace)
         receiver = None
         if callee is None and isinstance(func, gast.Attribute) and isinstance(
@@ -237,15 +156,6 @@ class StoredValues:
                     owner, (gast.Name, gast.Attribute)) else given.get(id(owner), ())
             self.store_into(owners, stored)
 
-    def note_closure_stores(self, func, nested: dict) -> None:
-        """A function defined here, called, that changes names of this one in place (`nested`:
-        those names -> the write, `box["a"] = acc`): each may come to hold what the function
-        reads of this one."""
-        read = self.closures.get(func.id, ()) if isinstance(func, gast.Name) else ()
-        for written in nested:
-            self.store_into(self.name_value(written), self.reach(set().union(
-                *(self.name_value(name) for name in read if name != written))))
-
     @staticmethod
     def _given(node, position: int, parameter: str):
         """The argument of the call `node` that the parameter at `position` (of those after a
@@ -255,38 +165,6 @@ class StoredValues:
         if position < len(node.args):
             return node.args[position]
         return next((k.value for k in node.keywords if k.arg == parameter), None)
-
-
-def _objects_inside(value, depth: int = 6, most: int = 2000) -> set | None:
-    """The ids of the objects that `value` holds in its items, values and attributes (a
-    model's layers, a registry's entries), or None where they are more than `most` or nested
-    deeper than `depth`: then it may hold any other global object."""
-    found, todo = set(), [(value, 0)]
-    while todo:
-        held, level = todo.pop()
-        parts = [part for part in _parts(held) if id(part) not in found and not isinstance(
-            part, (int, float, complex, str, bytes, np.generic, type(None)))]
-        if parts and (level >= depth or len(found) + len(parts) > most):
-            return None
-        found.update(map(id, parts))
-        todo += [(part, level + 1) for part in parts]
-    return found
-
-
-def _parts(value) -> list:
-    """What `value` holds: a dict's values, a list's, tuple's or set's items, an object's
-    attributes in its `__dict__` (not a module's, a function's or a class's)."""
-    if isinstance(value, dict):
-        return list(value.values())
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return list(value)
-    if isinstance(value, (np.ndarray, str, bytes, int, float, complex, type)) or \
-            inspect.ismodule(value) or inspect.isroutine(value):
-        return []
-    try:
-        return list(object.__getattribute__(value, "__dict__").values())
-    except (AttributeError, TypeError):  # (an object with slots alone)
-        return []
 
 
 def _names_read(code) -> set:

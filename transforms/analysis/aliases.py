@@ -126,7 +126,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
         # attribute the object holds is not the object, where an attribute of an array (A.T)
         # is a view of it.
         self.objects = {}
-        StoredValues.__init__(self)  # the global objects met (alias_stores.py)
+        self.outside_names = set()  # the globals a value was stored into (alias_stores.py)
         self.body = function.body  # (live_after and reads are found when a write asks)
         self.loops = []  # per enclosing loop: [the envs at its continues, at its breaks]
         self.statement = None
@@ -274,7 +274,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
     def value(self, node) -> set:
         """The memories the value of expression `node` may be or view."""
         if isinstance(node, gast.Name):
-            return self.name_value(node.id) or self.outside_object(node.id)
+            return self.name_value(node.id)
         if isinstance(node, (gast.Constant, gast.JoinedStr, gast.Lambda)) or node is None:
             return set()
         indexed = self.value(node.value) if isinstance(node, gast.Subscript) and isinstance(
@@ -320,7 +320,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.SetComp, gast.DictComp)):
             for call in [n for n in _walk([node.elt if hasattr(node, "elt") else node.value])
                          if isinstance(n, gast.Call)]:
-                self.call_storing(call)  # `[rows.append(A) for ...]` writes into rows
+                self.call(call)  # `[rows.append(A) for ...]` writes into rows
             read = {n.id for n in walk(node) if isinstance(n, gast.Name)}
             return self.new(node, self.reach(set().union(*(self.name_value(r) for r in read))),
                             container=True)
@@ -332,7 +332,7 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
                 self.value(node.test)
             return set().union(*(self.value(p) for p in parts))
         if isinstance(node, gast.Call):
-            return self.call_storing(node)  # (alias_stores.py)
+            return self.call(node)
         # unary operations, comparisons: new values
         parts = [self.value(c) for c in gast.iter_child_nodes(node) if isinstance(c, gast.expr)]
         return self.new(node, plain=isinstance(node, gast.UnaryOp) and self.is_plain(
@@ -533,12 +533,10 @@ class Sharing(CallSharing, RefusalMessages, KeyedItems, ArrayItems, DistinctName
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
         """Refuse (or, where `in_place` is not sure, check when it runs) a write into the
         memories `written`, at `node`, where another name read afterwards shares one."""
-        written = written - self.read_globals  # (what a call given K returns may be K)
         if self.recorded is not None:
             return self.record(written, node, what, surely=in_place or not rebinds(node),
                                name=getattr(target, "id", None))
         name = base_name(target).id if base_name(target) is not None else None
-        self.note_globals_read_after(written)
         for other in sorted(self.live_after.get(id(self.statement), ())):
             if other == name or other not in self.env:
                 continue

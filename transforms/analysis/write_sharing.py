@@ -168,7 +168,7 @@ class _WriteSharing(Sharing):
             return super().name_value(identifier)
         return _outside(identifier, resolve(gast.Name(id=identifier, ctx=gast.Load(),
                                                       annotation=None, type_comment=None),
-                                            self.namespace)) | self.outside_object(identifier)
+                                            self.namespace))
 
     def value(self, node) -> set:
         if isinstance(node, gast.Attribute) and node.value is not None and self.is_global(node):
@@ -255,8 +255,6 @@ class _WriteSharing(Sharing):
                    if other != name)
 
     def write(self, target, written, node, what, in_place: bool, item=False) -> None:
-        written = written - self.read_globals  # (what a call given K returns may be K)
-        self.note_globals_read_after(written)
         if self.enclosing and self.env is not None:
             # names whose memory this may change in place, through another name
             changed = {other for other, memories in self.env.items() if any(
