@@ -18,13 +18,13 @@ with every argument taken to be read afterwards.
 from __future__ import annotations
 
 import collections
-import copy
 import functools
 import inspect
 
 import gast
 import numpy as np
 
+from ..codegen.nodes import copy_tree
 from .aliases import Sharing
 from .call_results import own_function, runtime_helper
 from .given_functions import written_given
@@ -225,7 +225,7 @@ def _check(call, classify, namespace: dict, read_after, varied: set) -> list | N
             resolve(argument, namespace), type)) for argument in _arguments_for(
             call, resolved.value, called)):
         return None
-    return [copy.deepcopy(call.func),
+    return [copy_tree(call.func),
             gast.Tuple(elts=[_read_again(a) for a in call.args], ctx=gast.Load()),
             gast.Dict(keys=[gast.Constant(value=k.arg, kind=None) for k in call.keywords],
                       values=[_read_again(k.value) for k in call.keywords]),
@@ -274,7 +274,7 @@ def _unpacked_check(call, classify) -> list | None:
     resolved = classify(function)
     if resolved.kind != "user" or not parameters_called(resolved.value):
         return None
-    return [copy.deepcopy(function), copy.deepcopy(arguments), copy.deepcopy(keywords),
+    return [copy_tree(function), copy_tree(arguments), copy_tree(keywords),
             gast.Constant(value=None, kind=None), gast.Constant(value=None, kind=None)]
 
 
@@ -417,6 +417,6 @@ def _read_again(argument):
         base = base.value
     if isinstance(base, gast.Name) and not any(
             isinstance(n, gast.Call) for n in gast.walk(argument)):
-        return copy.deepcopy(argument)
+        return copy_tree(argument)
     return gast.Constant(value=None, kind=None)
 

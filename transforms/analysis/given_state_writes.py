@@ -20,11 +20,11 @@ block, which runs it from the state its first run saw and then takes the writes 
 """
 from __future__ import annotations
 
-import copy
 import os
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives.state_writes import (call_method, reads_object, unread_message,
                                                write_state)
 from .argument_writes import AUGMENTED_SYMBOLS, PARAMETERS_WRITTEN
@@ -165,7 +165,7 @@ def _helper_call(target, statement, where: str, namespace: dict) -> gast.Call:
         helper = "write_state"
         if isinstance(statement, gast.Expr):
             # self.xs.append(v): write_state(self, '.[', ('xs', len(self.xs)), v, 'append')
-            grown = _as_load(copy.deepcopy(target.value))
+            grown = _as_load(copy_tree(target.value))
             root, kinds, keys = _path(target.value)
             kinds += "["
             keys.append(gast.Call(func=gast.Name(id="len", ctx=gast.Load(), annotation=None,
@@ -373,7 +373,7 @@ def _refuse_global_reads(body: list, renames: dict, namespace: dict, location: L
                     guard = gast.Expr(value=gast.Call(
                         func=gast.Name(id=helper("refuse_reads_of"), ctx=gast.Load(),
                                        annotation=None, type_comment=None),
-                        args=[_as_load(copy.deepcopy(call.func)),
+                        args=[_as_load(copy_tree(call.func)),
                               gast.Name(id=local, ctx=gast.Load(), annotation=None,
                                         type_comment=None),
                               _constant(root), _constant(where)], keywords=[]))

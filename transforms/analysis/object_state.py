@@ -19,12 +19,12 @@ v` after `buf = self.buf`) and `setattr`.
 from __future__ import annotations
 
 import collections
-import copy
 import inspect
 import weakref
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives.state_writes import write_state
 from ...runtime.python_modules import is_standard_library
 from .activity import DESCRIPTIVE_ATTRIBUTES
@@ -440,7 +440,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                 guard = gast.Expr(value=gast.Call(
                     func=gast.Name(id=helper("check_state_writes"), ctx=gast.Load(),
                                    annotation=None, type_comment=None),
-                    args=[copy.deepcopy(call.func),
+                    args=[copy_tree(call.func),
                           gast.Constant(value=which, kind=None),
                           gast.Constant(value=location.filename, kind=None),
                           gast.Constant(value=location.line_of(statement), kind=None),

@@ -13,10 +13,10 @@ a write too (transforms/dynamic_calls.py).
 """
 from __future__ import annotations
 
-import copy
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from .aliases import Sharing
 from .argument_writes import refuse_arguments_written
 from .call_results import python_callee
@@ -75,7 +75,7 @@ def guard_reduced_calls(body: list, location, varied: set, active: set, classify
             guard = gast.Expr(value=gast.Call(
                 func=gast.Name(id=helper("check_reduced_writes"), ctx=gast.Load(),
                                annotation=None, type_comment=None),
-                args=[copy.deepcopy(call.func), copy.deepcopy(call.args[0]),
+                args=[copy_tree(call.func), copy_tree(call.args[0]),
                       gast.Constant(value=location.filename, kind=None),
                       gast.Constant(value=location.line_of(statement), kind=None)],
                 keywords=[]))

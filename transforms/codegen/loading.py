@@ -8,11 +8,11 @@ name: its record's `object_after`, transforms/derivative_record.py).
 from __future__ import annotations
 
 import ast
-import copy
 import re
 
 import gast
 
+from .nodes import copy_tree
 from ...runtime.derivatives.no_gradient import name_generated
 from ...runtime.state import reverse_derivative_code
 from .codegen import to_source
@@ -30,7 +30,7 @@ def generated_source(unit: Unit) -> None:
     prefix = "d" if unit.mode == "reverse" else "f"
     unit.generated_name = unit.namer.fresh(
         prefix + unit.location.name.strip("<>_").replace("lambda", "f"))
-    arguments = copy.deepcopy(unit.function.args)
+    arguments = copy_tree(unit.function.args)
     added = [unit.keyword] + ([unit.after] if unit.after is not None else [])
     arguments.kwonlyargs = arguments.kwonlyargs + [
         gast.Name(id=keyword, ctx=gast.Param(), annotation=None, type_comment=None)

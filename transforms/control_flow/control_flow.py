@@ -49,11 +49,11 @@ from __future__ import annotations
 
 import builtins
 import collections
-import copy
 import linecache
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives.items import restore_item
 from ..analysis.argument_writes import (base_name, operator_text, outside_write_message,
                                         statement_text, write_text)
@@ -264,7 +264,7 @@ class ControlFlowConverter:
             message = outside_write_message(base.id, write_text(node))
             where = self._where(node, statement_text(node))
             call = gast.Call(func=name(helper("refuse_outside_write")),
-                             args=[copy.deepcopy(target.value)] + [
+                             args=[copy_tree(target.value)] + [
                                  gast.Constant(value=text, kind=None)
                                  for text in (message, where)], keywords=[])
             checks.append(_locate(gast.Expr(value=call), node))

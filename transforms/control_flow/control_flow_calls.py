@@ -11,11 +11,11 @@ as an array, and cannot read traced values in it).
 from __future__ import annotations
 
 import builtins
-import copy
 import types
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ..codegen.codegen import to_source
 from .control_flow_variables import MUTATING_METHODS
 from ..codegen.templates import name
@@ -156,7 +156,7 @@ class _ConditionalExpressions(gast.NodeTransformer):
             return gast.Compare(left=left, ops=ops, comparators=comparators)
         middle = comparators[0]
         if isinstance(middle, (gast.Name, gast.Constant)):
-            reused = copy.deepcopy(middle)
+            reused = copy_tree(middle)
         else:
             temporary = self.converter.namer.temporary("compared")
             middle = gast.NamedExpr(target=name(temporary, store=True), value=middle)

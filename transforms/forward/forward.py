@@ -11,7 +11,6 @@ user functions call their forward derivatives, which return `(value, tangent)` t
 """
 from __future__ import annotations
 
-import copy
 import inspect
 
 import gast
@@ -74,7 +73,7 @@ class ForwardMode(DerivativeMode):
             zero.symbolic_zero = "number"  # a number's tangent: terms it multiplies vanish
             return zero
         zero = replace_expression("zeros_like(value)", zeros_like=self.helper("zeros_like"),
-                                  value=copy.deepcopy(node))
+                                  value=copy_tree(node))
         zero.symbolic_zero = "array"  # vanishes too, but may carry a broadcast shape
         return zero
 
@@ -128,7 +127,7 @@ class ForwardMode(DerivativeMode):
         recomputation of its tangent), each from the state the block begins with."""
         if not recomputes(node, self.context.namespace):
             return self.visit_While(node)
-        return [mark(with_block(node, copy.deepcopy(scope_call(node)), [statement]),
+        return [mark(with_block(node, copy_tree(scope_call(node)), [statement]),
                      self.location, node) for statement in self.block(node.body)]
 
     def visit_Expr(self, node):
@@ -171,7 +170,7 @@ class ForwardMode(DerivativeMode):
             if container not in self.active:
                 return [node]
             tangent_target = gast.Subscript(value=name(self.tangent(container)),
-                                            slice=copy.deepcopy(target.slice),
+                                            slice=copy_tree(target.slice),
                                             ctx=gast.Store())
             # The tangent goes first: `A[0:2] = A[0:2] * s` changes the view `A[0:2]` the
             # tangent reads (primal values never read tangents). What the target keeps of it:
@@ -267,7 +266,7 @@ class ForwardMode(DerivativeMode):
             if not self.is_active(value.value):
                 return None
             return self.assign_tangent(primal, gast.Subscript(
-                value=self.tangent_of(value.value), slice=copy.deepcopy(value.slice),
+                value=self.tangent_of(value.value), slice=copy_tree(value.slice),
                 ctx=gast.Load()))
         if isinstance(value, gast.Attribute):
             if not self.is_active(value.value) or value.attr in DESCRIPTIVE_ATTRIBUTES:
@@ -286,7 +285,7 @@ class ForwardMode(DerivativeMode):
             if not any(self.is_active(v) for v in value.values):
                 return None
             return self.assign_tangent(primal, gast.Dict(
-                keys=copy.deepcopy(value.keys), values=[self.tangent_of(v)
+                keys=copy_tree(value.keys), values=[self.tangent_of(v)
                                                         for v in value.values]))
         return None
 
@@ -299,7 +298,7 @@ class ForwardMode(DerivativeMode):
                 return type(operand)(elts=[part(e) for e in operand.elts], ctx=gast.Load())
             if self.is_active(operand):
                 return self.tangent_of(operand)
-            return replace_expression("zeros_like(value)", value=copy.deepcopy(operand),
+            return replace_expression("zeros_like(value)", value=copy_tree(operand),
                                       zeros_like=self.helper("zeros_like"))
         operands = (value.left, value.right)
         if not any(self.is_active(e) for operand in operands for e in getattr(
@@ -446,11 +445,11 @@ class ForwardMode(DerivativeMode):
                 raise self.location.error(node, error.message, error.construct,
                                           type(error)) from None
             keyword = self.context.seed_keyword(resolved.value, "tangent")
-            value = gast.Call(func=name(derivative), args=copy.deepcopy(call.args),
-                              keywords=copy.deepcopy(call.keywords)
+            value = gast.Call(func=name(derivative), args=copy_tree(call.args),
+                              keywords=copy_tree(call.keywords)
                               + [gast.keyword(arg=keyword, value=tangents)])
         else:
-            arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
+            arguments = gast.Tuple(elts=copy_tree(call.args), ctx=gast.Load())
             value = replace_expression(
                 "jvp_call(function, arguments, keywords, tangents, wrt)",
                 jvp_call=self.helper("jvp_call"), function=call.func, arguments=arguments,
@@ -496,13 +495,13 @@ class ForwardMode(DerivativeMode):
                                                                  ctx=gast.Load())
         zero = replace_expression("zeros_like(value)", zeros_like=self.helper("zeros_like"),
                                   value=primal)
-        keywords = copy.deepcopy(call.keywords) + [
+        keywords = copy_tree(call.keywords) + [
             gast.keyword(arg=seed_parameter, value=zero),
             gast.keyword(arg=self.context.seed_keyword(vjp_function), value=seed)]
         value = gast.Assign(targets=[name(primal, store=True)], value=gast.Call(
-            func=name(value_name), args=copy.deepcopy(call.args),
-            keywords=copy.deepcopy(call.keywords)), type_comment=None)
-        gradients = gast.Call(func=name(transposed), args=copy.deepcopy(call.args),
+            func=name(value_name), args=copy_tree(call.args),
+            keywords=copy_tree(call.keywords)), type_comment=None)
+        gradients = gast.Call(func=name(transposed), args=copy_tree(call.args),
                               keywords=keywords)
         tangent = replace_expression("gradients[0]", gradients=gradients)
         return [gast.copy_location(value, node)] + self.assign_tangent(primal, tangent)
@@ -512,7 +511,7 @@ class ForwardMode(DerivativeMode):
         `y, dy = jvp((args...), (tangents...))`."""
         rule = self.context.import_value(f"{getattr(custom, '__name__', 'f')}__jvp", custom.jvp)
         pair = self.temporary("pair")
-        primals = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
+        primals = gast.Tuple(elts=copy_tree(call.args), ctx=gast.Load())
         tangents = gast.Tuple(elts=[self.tangent_of(argument) for argument in call.args],
                               ctx=gast.Load())
         statements = [

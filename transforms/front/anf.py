@@ -24,10 +24,10 @@ Atoms are names, constants, and attribute chains on modules (`np.pi`).
 """
 from __future__ import annotations
 
-import copy
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ..errors import Location
 from ..codegen.naming import Namer
 from .parsing import resolve, static_chain
@@ -177,9 +177,9 @@ class Normalizer(ArrayMethodCalls, ObjectOperators):
         # block, so the adjoint opens the same name again (another manager: in the header).
         scope = scope_call(node)
         call = self.atom(scope) if not isinstance(scope, gast.Call) else gast.Call(
-            func=copy.deepcopy(scope.func), args=[self.atom(a) for a in scope.args],
+            func=copy_tree(scope.func), args=[self.atom(a) for a in scope.args],
             keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value)) for k in scope.keywords])
-        bound = copy.deepcopy(node.items[0].optional_vars)
+        bound = copy_tree(node.items[0].optional_vars)
         self.emit(with_block(node, call, self.block(node.body), bound), node)
 
     def visit_Return(self, node):

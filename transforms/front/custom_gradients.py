@@ -36,12 +36,12 @@ refuses a rule whose tangent is not linear, which no transposition can follow.
 """
 from __future__ import annotations
 
-import copy
 
 import gast
 
 import numpy as np
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives.given_checks import check_like
 from ...runtime.derivatives.structure import carries_gradient, ones_like, zeros_like
 from ...runtime.derivatives.tree_gradients import (is_dataclass_instance, map_fields, node_of,
@@ -120,12 +120,12 @@ def custom_functions(custom):
     namespace = LiveNamespace(parsed)
     base = definition.name
 
-    value_definition = copy.deepcopy(definition)
+    value_definition = copy_tree(definition)
     value_definition.name = f"{base}__value"
-    value_definition.body[-1] = gast.copy_location(gast.Return(value=copy.deepcopy(value)),
+    value_definition.body[-1] = gast.copy_location(gast.Return(value=copy_tree(value)),
                                                    definition.body[-1])
 
-    vjp_definition = copy.deepcopy(definition)
+    vjp_definition = copy_tree(definition)
     vjp_definition.name = f"{base}__vjp"
     seed = "dy"
     taken = {n.id for n in walk(definition) if isinstance(n, gast.Name)}
@@ -133,7 +133,7 @@ def custom_functions(custom):
         seed += "_"
     vjp_definition.args.args = vjp_definition.args.args + [
         gast.Name(id=seed, ctx=gast.Param(), annotation=None, type_comment=None)]
-    call = gast.Call(func=copy.deepcopy(grad_fn),
+    call = gast.Call(func=copy_tree(grad_fn),
                      args=[gast.Name(id=seed, ctx=gast.Load(), annotation=None,
                                      type_comment=None)], keywords=[])
     # gradients = grad_fn(dy); check(gradients, (x, y)); return gradients
@@ -173,7 +173,7 @@ def custom_caller(custom):
         return made
     parsed = parse_function(custom.function)
     _check_parameters(parsed)
-    arguments = copy.deepcopy(parsed.node.args)
+    arguments = copy_tree(parsed.node.args)
     namespace = dict(parsed.namespace)
     base = parsed.node.name
     callee = f"{base}__custom"

@@ -46,11 +46,11 @@ gradient: those are refused, as is a write `d[k] = v` into a shared one.
 from __future__ import annotations
 
 import collections
-import copy
 import functools
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ..errors import Location
 from ..codegen.naming import SCOPES, Namer
 from .parsing import resolve
@@ -338,7 +338,7 @@ class _DictRewriter:
         if known_dict:
             return read
         own = gast.Call(func=gast.Attribute(value=name(held), attr="get", ctx=gast.Load()),
-                        args=[copy.deepcopy(a) for a in call.args], keywords=[])
+                        args=[copy_tree(a) for a in call.args], keywords=[])
         return replace_expression("read if hasattr(held, 'keys') else own", read=read,
                                   held=held, own=own)
 

@@ -12,13 +12,13 @@ code runs in.
 """
 from __future__ import annotations
 
-import copy
 import functools
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives import items, structure, tangent_ops
 from ...runtime.derivatives.given_checks import check_tangents
 from ...runtime.derivatives.no_gradient import check_output
@@ -514,7 +514,7 @@ def _namedtuples_built(function, namespace: dict, helper) -> None:
                 slot not in given and slot not in defaults for slot in cls._fields):
             continue  # a call Python would refuse: leave it to raise as it does
         values = [given[slot] if slot in given else gast.Subscript(
-            value=gast.Attribute(value=copy.deepcopy(node.func), attr="_field_defaults",
+            value=gast.Attribute(value=copy_tree(node.func), attr="_field_defaults",
                                  ctx=gast.Load()),
             slice=gast.Constant(value=slot, kind=None), ctx=gast.Load())
             for slot in cls._fields]
@@ -580,7 +580,7 @@ def _test_before_continue(body, recompute) -> list:
     out = []
     for statement in body:
         if isinstance(statement, gast.Continue):
-            out += copy.deepcopy(recompute)
+            out += copy_tree(recompute)
         elif isinstance(statement, gast.If):
             statement.body = _test_before_continue(statement.body, recompute)
             statement.orelse = _test_before_continue(statement.orelse, recompute)

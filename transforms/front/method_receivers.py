@@ -25,7 +25,6 @@ source:
 """
 from __future__ import annotations
 
-import copy
 import inspect
 import linecache
 import sys
@@ -34,6 +33,7 @@ import types
 import gast
 import numpy as np
 
+from ..codegen.nodes import copy_tree
 from ..analysis.call_results import own_function
 from ..codegen.nodes import add_children
 from ..codegen.templates import name
@@ -415,7 +415,7 @@ class ArrayMethodCalls:
             return self.own_method(receiver, method, args, keywords)
         helper = self.helper_name("check_array_method" if kind == PASSED else "is_array_method")
         test = gast.Call(func=name(helper), keywords=[],
-                         args=[copy.deepcopy(receiver), gast.Constant(value=method, kind=None)])
+                         args=[copy_tree(receiver), gast.Constant(value=method, kind=None)])
         if kind == PASSED:
             self.emit(gast.Expr(value=test), self.current)
             return self.numpy_method(receiver, method, args, keywords)
@@ -428,7 +428,7 @@ class ArrayMethodCalls:
 
         def branch(write):  # `result = <the call as write writes it>`
             return self.assigned(result, lambda: write(
-                copy.deepcopy(receiver), method, copy.deepcopy(args), copy.deepcopy(keywords)))
+                copy_tree(receiver), method, copy_tree(args), copy_tree(keywords)))
         self.emit(gast.If(test=test, body=branch(self.numpy_method),
                           orelse=branch(self.own_method)), self.current)
         return name(result)
@@ -471,14 +471,14 @@ class ArrayMethodCalls:
         receiver = self.atom(receiver)
         if kind == PASSED:
             test = gast.Call(func=name(self.helper_name("check_array_method")), keywords=[],
-                             args=[copy.deepcopy(receiver), gast.Constant(value="flat", kind=None)])
+                             args=[copy_tree(receiver), gast.Constant(value="flat", kind=None)])
             self.emit(gast.Expr(value=test), self.current)
         if index is None:
             return self.numpy_call("ravel", [receiver], [])
         every_position = self.numpy_call(
-            "arange", [self.numpy_call("size", [copy.deepcopy(receiver)], [])], [])
+            "arange", [self.numpy_call("size", [copy_tree(receiver)], [])], [])
         positions = gast.Subscript(value=self.atom(every_position), slice=index, ctx=gast.Load())
-        items = self.numpy_call("ravel", [copy.deepcopy(receiver)], [])
+        items = self.numpy_call("ravel", [copy_tree(receiver)], [])
         return self.numpy_call("take", [items, positions], [])
 
     def ufunc_reduction(self, func, args, keywords):
@@ -523,12 +523,12 @@ class ArrayMethodCalls:
         a, b = (self.atom(arg) for arg in args)
         ones = gast.BinOp(left=gast.Tuple(elts=[gast.Constant(value=1, kind=None)],
                                           ctx=gast.Load()),
-                          op=gast.Mult(), right=self.numpy_call("ndim", [copy.deepcopy(b)], []))
-        shape = gast.BinOp(left=self.numpy_call("shape", [copy.deepcopy(a)], []), op=gast.Add(),
+                          op=gast.Mult(), right=self.numpy_call("ndim", [copy_tree(b)], []))
+        shape = gast.BinOp(left=self.numpy_call("shape", [copy_tree(a)], []), op=gast.Add(),
                            right=ones)
         column = self.numpy_call("reshape", [a, shape], [])
         # (outer makes arrays of both: a Python number is no weak scalar there)
-        row = self.numpy_call("reshape", [b, self.numpy_call("shape", [copy.deepcopy(b)], [])],
+        row = self.numpy_call("reshape", [b, self.numpy_call("shape", [copy_tree(b)], [])],
                               [])
         return self.numpy_call(ufunc.__name__, [column, self.atom(row)], keywords)
 

@@ -11,13 +11,13 @@ through the call's arguments, which it could not through a closure cell.
 """
 from __future__ import annotations
 
-import copy
 import io
 import re
 import tokenize
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ..analysis.calls import Checkpointed
 from ..codegen.codegen import to_source
 from ..errors import Location
@@ -253,7 +253,7 @@ def lift_nested_functions(function: gast.FunctionDef, location: Location, namer:
     rewrite = _RewriteCalls(lifted, location)
     for _, nested_name, definition in definitions:
         new_name, free_variables = lifted[nested_name]
-        definition = copy.deepcopy(definition)
+        definition = copy_tree(definition)
         definition.name = new_name
         definition.decorator_list = []
         definition.args.kwonlyargs = definition.args.kwonlyargs + [

@@ -60,6 +60,7 @@ import copy
 import gast
 import numpy as np
 
+from ..codegen.nodes import copy_tree
 from ...runtime.primitives.out_writes import out_position, safe_operand
 from ..analysis.call_results import numpy_name
 from .parsing import MISSING, resolve
@@ -192,14 +193,14 @@ def _rewrite(statement, namespace, helper, place, containers: set, temporary) ->
     if mask is not None:  # where=m: each operand x as masked_operand(x, m, safe)
         safe = gast.Constant(value=safe_operand(function), kind=None)
         without_out.args = [gast.Call(func=_load(helper("masked_operand")), args=[
-            operand, copy.deepcopy(mask), copy.deepcopy(safe)], keywords=[])
+            operand, copy_tree(mask), copy_tree(safe)], keywords=[])
             for operand in without_out.args]
     label = gast.Constant(value=function_name, kind=None)
     if item is not None:  # out=y[index]: y[index] = checked_out_item(value, y, index, ...)
         checked = gast.Call(func=_load(helper("checked_out_item")), args=[
-            without_out, copy.deepcopy(item.value), _index_value(item.slice), label] + [
+            without_out, copy_tree(item.value), _index_value(item.slice), label] + [
             gast.Constant(value=part, kind=None) for part in place(statement)], keywords=casting)
-        written = copy.deepcopy(item)
+        written = copy_tree(item)
         written.ctx = gast.Store()
         out = item
     else:
@@ -211,11 +212,11 @@ def _rewrite(statement, namespace, helper, place, containers: set, temporary) ->
         out = _load(target)
     if mask is not None:  # out[...] = np.where(m, checked_out(ufunc(...), out, ...), out)
         checked = gast.Call(func=_load(helper("where")), args=[
-            copy.deepcopy(mask), checked, copy.deepcopy(out)], keywords=[])
+            copy_tree(mask), checked, copy_tree(out)], keywords=[])
     rewritten = hoisted + [gast.Assign(targets=[written], value=checked, type_comment=None)]
     if not isinstance(statement, gast.Expr):  # the call's value is `out` itself
         rest = copy.copy(statement)
-        rest.value = copy.deepcopy(out)
+        rest.value = copy_tree(out)
         rewritten.append(rest)
     return [_written_as(new, statement) for new in rewritten]
 
@@ -297,7 +298,7 @@ def fill_diagonal_arguments(call: gast.Call, namespace: dict):
 def _diagonal_write(a, val, wrap, helper) -> gast.Assign:
     """`a[diagonal_index(a, wrap)] = diagonal_values(val, a, wrap)`."""
     index = gast.Call(func=_load(helper("diagonal_index")),
-                      args=[_load(a.id), copy.deepcopy(wrap)], keywords=[])
+                      args=[_load(a.id), copy_tree(wrap)], keywords=[])
     values = gast.Call(func=_load(helper("diagonal_values")),
                        args=[val, _load(a.id), wrap], keywords=[])
     return gast.Assign(targets=[gast.Subscript(value=_load(a.id), slice=index, ctx=gast.Store())],
@@ -346,12 +347,12 @@ def _item_of_variable(out, by_keyword: bool):
 def _index_value(index):
     """The index of a subscript as an expression of its value: `a:b` as `slice(a, b, None)`."""
     if isinstance(index, gast.Slice):
-        parts = [copy.deepcopy(part) if part is not None else gast.Constant(value=None, kind=None)
+        parts = [copy_tree(part) if part is not None else gast.Constant(value=None, kind=None)
                  for part in (index.lower, index.upper, index.step)]
         return gast.Call(func=_load("slice"), args=parts, keywords=[])
     if isinstance(index, gast.Tuple):
         return gast.Tuple(elts=[_index_value(part) for part in index.elts], ctx=gast.Load())
-    return copy.deepcopy(index)
+    return copy_tree(index)
 
 
 def _may_take_out(func, namespace) -> bool:

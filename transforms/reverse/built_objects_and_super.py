@@ -22,7 +22,6 @@ dataclass decorator wrote becomes `build_object(D, {'w': a, 'b': b})`.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import inspect
@@ -31,6 +30,7 @@ import weakref
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives.built_objects import build_object, replaced_dataclass
 from ...runtime.derivatives.items import build_namedtuple
 from ...runtime.derivatives.objects import generated_dataclass_init
@@ -451,7 +451,7 @@ class _AttributesAsItems(gast.NodeTransformer):
                                                      attr=node.attr, ctx=gast.Load()), node)
         item = gast.Subscript(value=name(self.own), slice=gast.Constant(value=node.attr,
                                                                         kind=None),
-                              ctx=copy.deepcopy(node.ctx))
+                              ctx=copy_tree(node.ctx))
         return gast.copy_location(item, node)
 
     def visit_Name(self, node):

@@ -16,11 +16,11 @@ paths that lack a gradient the others have.
 from __future__ import annotations
 
 import collections
-import copy
 import linecache
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives import sequences
 from ...runtime.derivatives.state_log import state_writes_log
 from ...runtime.derivatives.state_writes import write_state
@@ -296,8 +296,8 @@ class ReverseMode(CallAdjoints, ControlFlowAdjoints, DerivativeMode):
                     "version = helper(random_states(callee, arguments, keywords))",
                     version=version, helper=self.helper(helper),
                     random_states=self.helper("random_states"),
-                    callee=copy.deepcopy(call.func),
-                    arguments=gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load()),
+                    callee=copy_tree(call.func),
+                    arguments=gast.Tuple(elts=copy_tree(call.args), ctx=gast.Load()),
                     keywords=keywords_dict(call.keywords))
             elif reached:  # (holes, not names in the template: the callee may be `helper`)
                 arguments = gast.Tuple(elts=[name(n) for n in reached[1:]], ctx=gast.Load())

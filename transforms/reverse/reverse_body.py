@@ -10,10 +10,10 @@ may be unassigned, and makes the body.
 from __future__ import annotations
 
 import collections
-import copy
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives import adjoint_ops as adjoint_ops
 from ...runtime.derivatives import items as items
 from ...runtime.derivatives import sequences as sequences
@@ -64,7 +64,7 @@ def reverse(unit: Unit) -> None:
     value_name = None
     if unit.with_value or unit.split:
         value_name = reverse.temporary("value")
-        value = (copy.deepcopy(result) if result is not None
+        value = (copy_tree(result) if result is not None
                  else gast.Constant(value=None, kind=None))
         if any(getattr(s, SAVE, ("", ""))[1] == "item_push" for s in _walk_statements(primal)):
             # The adjoint sweep undoes `x[i] = ...` in place: keep the value from before it.
@@ -100,7 +100,7 @@ def reverse(unit: Unit) -> None:
         # No gradient reaches the output: refused (at run time, where no seed is given) if it
         # is none to take (None, text, booleans, integers), as `seed` refuses one it reaches.
         primal += replace("check_output(result, dy)", check_output=context.helper(
-            "check_output"), result=copy.deepcopy(result) if result is not None else
+            "check_output"), result=copy_tree(result) if result is not None else
             gast.Constant(value=None, kind=None), dy=seed_name)
     if isinstance(result, gast.Name) and result.id in active:
         adjoint += reverse.line_comment(unit.return_node)

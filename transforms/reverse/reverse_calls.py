@@ -5,12 +5,12 @@ statements; they live here to keep each module to one idea.
 """
 from __future__ import annotations
 
-import copy
 import inspect
 
 import gast
 import numpy as np
 
+from ..codegen.nodes import copy_tree
 from ...runtime.derivatives import adjoint_ops as adjoint_ops
 from ..analysis.calls import classify, describe, tangent_rule_only
 from ..codegen.codegen import to_source
@@ -51,8 +51,8 @@ class CallAdjoints:
         push, pop = self.assignment_site(primal)
         statement = gast.copy_location(gast.Assign(
             targets=[name(primal, store=True)],
-            value=gast.Call(func=name(value_name), args=copy.deepcopy(call.args),
-                            keywords=copy.deepcopy(call.keywords)), type_comment=None), node)
+            value=gast.Call(func=name(value_name), args=copy_tree(call.args),
+                            keywords=copy_tree(call.keywords)), type_comment=None), node)
         active = [a for a in call.args if self.is_active(a)]
 
         def adjoint(state):
@@ -61,7 +61,7 @@ class CallAdjoints:
                 state.discard(primal)
                 results = self.temporary("grads")
                 out.append(gast.Assign(targets=[name(results, store=True)], value=gradients_of(
-                    copy.deepcopy(call.args), name(self.gradient(primal))), type_comment=None))
+                    copy_tree(call.args), name(self.gradient(primal))), type_comment=None))
                 for position, argument in enumerate(call.args):
                     if not self.is_active(argument):
                         continue
@@ -197,13 +197,13 @@ class CallAdjoints:
         if resolved.kind == "user":
             start = gast.Call(func=name(self.derive_user(resolved.value, wrt, node, call,
                                                          "split")),
-                              args=copy.deepcopy(call.args),
-                              keywords=copy.deepcopy(call.keywords))
+                              args=copy_tree(call.args),
+                              keywords=copy_tree(call.keywords))
         else:
             start = replace_expression(
                 "vjp_start(function, arguments, keywords, wrt)",
-                vjp_start=self.helper("vjp_start"), function=copy.deepcopy(call.func),
-                arguments=gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load()),
+                vjp_start=self.helper("vjp_start"), function=copy_tree(call.func),
+                arguments=gast.Tuple(elts=copy_tree(call.args), ctx=gast.Load()),
                 keywords=keywords_dict(call.keywords), wrt=repr(wrt))
         self.split_calls[id(call)] = adjoint_name
         push, pop = self.assignment_site(adjoint_name)
@@ -287,7 +287,7 @@ class CallAdjoints:
                 refuse_draws_in(resolved.value, "a function that autotrace.checkpoint marks"
                                 if resolved.checkpointed else RUN_AGAIN)
             derivative = self.derive_user(resolved.value, wrt, node, call)
-            arguments, keywords = copy.deepcopy(call.args), copy.deepcopy(call.keywords)
+            arguments, keywords = copy_tree(call.args), copy_tree(call.keywords)
             if resolved.checkpointed:
                 arguments, keywords = self.recomputed_inputs(arguments, keywords, gradient)
             value = gast.Call(func=name(derivative), args=arguments,
@@ -298,7 +298,7 @@ class CallAdjoints:
                 # Its gradients pass a barrier too: else fusion could sum the gradient terms
                 # of every recomputed call in one kernel at the end, all of them held till then.
                 value = gast.Call(func=name(self.helper("recompute_from")),
-                                  args=[value, copy.deepcopy(gradient)], keywords=[])
+                                  args=[value, copy_tree(gradient)], keywords=[])
             out = [gast.Assign(targets=[name(results, store=True)], value=value,
                                type_comment=None)]
             if resolved.checkpointed:
@@ -307,7 +307,7 @@ class CallAdjoints:
                 out = [comment(f"checkpoint: {callee}'s primal sweep runs again here, from "
                                "its inputs, then its adjoint")] + out
         else:
-            arguments = gast.Tuple(elts=copy.deepcopy(call.args), ctx=gast.Load())
+            arguments = gast.Tuple(elts=copy_tree(call.args), ctx=gast.Load())
             keywords = keywords_dict(call.keywords)
             out = replace("results = vjp_call(function, arguments, keywords, gradient, wrt"
                           + (", after)" if taken else ")"),
@@ -364,7 +364,7 @@ class CallAdjoints:
         def barrier(value):
             if not isinstance(value, gast.Name):
                 return value  # a literal: nothing to keep apart
-            return gast.Call(func=name(helper), args=[value, copy.deepcopy(gradient)],
+            return gast.Call(func=name(helper), args=[value, copy_tree(gradient)],
                              keywords=[])
         for keyword in keywords:
             keyword.value = barrier(keyword.value)

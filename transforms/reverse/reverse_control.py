@@ -11,6 +11,7 @@ import copy
 
 import gast
 
+from ..codegen.nodes import copy_tree
 from ..analysis.liveness import closure_reads, read_before_bound
 from ..front.line_map import mark
 from ..front.context_managers import PRIMAL, PURE, is_warning_filter
@@ -98,7 +99,7 @@ class ControlFlowAdjoints:
             out = []
             if body_adjoint or orelse_adjoint:
                 out += condition_pop
-                out.append(mark(gast.If(test=copy.deepcopy(test),
+                out.append(mark(gast.If(test=copy_tree(test),
                                         body=body_adjoint or [gast.Pass()],
                                         orelse=orelse_adjoint), self.location, node))
                 setattr(out[-1], UNDOES, Shared(primal_if))
@@ -112,8 +113,8 @@ class ControlFlowAdjoints:
         adjoint statements run in its gradient scope (runtime/scopes.py `gradient_scope`).
         Another context manager: see managed_adjoint."""
         body = self.block(node.body)
-        primal = mark(with_block(node, copy.deepcopy(scope_call(node)), body.primal,
-                                 copy.deepcopy(node.items[0].optional_vars)),
+        primal = mark(with_block(node, copy_tree(scope_call(node)), body.primal,
+                                 copy_tree(node.items[0].optional_vars)),
                       self.location, node)
         kind = with_kind(node, self.context.namespace)
         if kind in (PURE, PRIMAL):
@@ -135,10 +136,10 @@ class ControlFlowAdjoints:
                           else body.adjoint(state))
             if not statements:
                 return []
-            call = copy.deepcopy(scope_call(node))
+            call = copy_tree(scope_call(node))
             if recomputing:
                 # `state_as_at`: each statement, from the state the block begins with
-                return [mark(with_block(node, copy.deepcopy(call), [statement]), self.location,
+                return [mark(with_block(node, copy_tree(call), [statement]), self.location,
                              node) for statement in statements]
             call.func = name(self.helper("gradient_scope"))
             return [mark(with_block(node, call, statements), self.location, node)]
@@ -152,9 +153,9 @@ class ControlFlowAdjoints:
         statements = body.adjoint(state)
         if kind == PRIMAL or not statements:
             return statements
-        filters = [copy.deepcopy(s) for s in node.body
+        filters = [copy_tree(s) for s in node.body
                    if is_warning_filter(s, self.context.namespace)]
-        return [mark(with_block(node, copy.deepcopy(scope_call(node)), filters + statements),
+        return [mark(with_block(node, copy_tree(scope_call(node)), filters + statements),
                      self.location, node)]
 
     def held_apart_adjoint(self, node, body, state: set, stacked: bool) -> list:

@@ -112,6 +112,7 @@ class Rule:
     result_name: str = field(init=False)
     signature: inspect.Signature = field(init=False)
     _body: list | None = field(default=None, init=False, repr=False)
+    _assigned: list | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         parameters = list(inspect.signature(self.template).parameters.values())
@@ -132,6 +133,17 @@ class Rule:
                     and isinstance(self._body[0].value.value, str)):
                 self._body = self._body[1:]  # a docstring
         return self._body
+
+    @property
+    def assigned(self) -> list:
+        """For each statement of the body, the names it assigns, in gast.walk's order (a name
+        assigned twice listed twice): found once, as the body is never changed."""
+        if self._assigned is None:
+            self._assigned = [tuple(node.id for node in gast.walk(statement)
+                                    if isinstance(node, gast.Name)
+                                    and isinstance(node.ctx, gast.Store))
+                              for statement in self.body]
+        return self._assigned
 
     @property
     def namespace(self) -> dict:
@@ -223,6 +235,38 @@ def _call_site(node):
     return node
 
 
+def _call_site_copy(value):
+    """_call_site(copy.deepcopy(value)) for an expression `value`, in one pass: its copy with
+    each Name marked as the call site's. (Rules do not import the copier of the transforms.)"""
+    return _marked_copy(value, {})
+
+
+def _marked_copy(value, memo: dict):
+    if type(value) in _ATOMS:
+        return value
+    copied = memo.get(id(value))
+    if copied is not None:
+        return copied
+    if isinstance(value, gast.AST):
+        copied = type(value)()  # as copy.deepcopy makes a node: the class, its __dict__ filled
+        memo[id(value)] = copied
+        state = copied.__dict__
+        for key, item in value.__dict__.items():
+            state[key] = _marked_copy(item, memo)
+        if isinstance(copied, gast.Name):
+            state[CALL_SITE_NAME] = True
+        return copied
+    if type(value) is list:
+        copied = memo[id(value)] = []
+        copied.extend(_marked_copy(item, memo) for item in value)
+        return copied
+    return copy.deepcopy(value, memo)
+
+
+# What copy.deepcopy returns as it is.
+_ATOMS = frozenset({type(None), bool, int, float, complex, str, bytes, type(Ellipsis)})
+
+
 class _Substitute:
     """A copy of a template statement with parameters replaced by argument expressions,
     temporaries by fresh names, and `d[...]` by gradients. The template is read, never
@@ -272,7 +316,7 @@ class _Substitute:
         """`d[name]`, of the result or of a parameter."""
         target = gradient_target(node)
         if target == self.result_name:
-            return _call_site(copy.deepcopy(self.gradient_of_result))
+            return _call_site_copy(self.gradient_of_result)
         if target not in self.gradients:
             raise RuleError(f"d[{target}] is read in a template before it is assigned")
         return _call_site(gast.Name(id=self.gradients[target], ctx=self.copy(node.ctx),
@@ -284,7 +328,7 @@ class _Substitute:
             if isinstance(node.ctx, gast.Store) or isinstance(replacement, str):
                 return _call_site(gast.Name(id=replacement, ctx=self.copy(node.ctx),
                                             annotation=None, type_comment=None))
-            return _call_site(copy.deepcopy(replacement))
+            return _call_site_copy(replacement)
         return self.copy(node)
 
 
@@ -325,12 +369,11 @@ def _bind(rule: Rule, args: list, kwargs: dict, mode: str) -> dict:
     return arguments
 
 
-def _name_temporaries(statement, temporaries: dict, fresh_name) -> None:
-    """Give each name `statement` assigns a fresh name, once."""
-    for node in gast.walk(statement):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
-                and node.id not in temporaries:
-            temporaries[node.id] = fresh_name(node.id)
+def _name_temporaries(assigned: tuple, temporaries: dict, fresh_name) -> None:
+    """Give each name a statement assigns (`assigned`, Rule.assigned's) a fresh name, once."""
+    for identifier in assigned:
+        if identifier not in temporaries:
+            temporaries[identifier] = fresh_name(identifier)
 
 
 def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callable[[str], str],
@@ -349,7 +392,7 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
     temporaries = {}
     gradients = {}
     statements = []
-    for statement in rule.body:
+    for statement, assigned in zip(rule.body, rule.assigned):
         target = None
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
             target = gradient_target(statement.targets[0])
@@ -363,7 +406,7 @@ def instantiate(rule: Rule, result, args: list, kwargs: dict, fresh_name: Callab
                 raise RuleError(f"rule template {rule.template.__name__} assigns d[{target}] "
                                 "twice; assign it once")
             gradients[target] = fresh_name("grad_" + target)
-        _name_temporaries(statement, temporaries, fresh_name)
+        _name_temporaries(assigned, temporaries, fresh_name)
         statements.append(statement)
 
     bindings.update(temporaries)
@@ -389,7 +432,7 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
     temporaries = {}
     statements = []
     assigned_output = False
-    for statement in rule.body:
+    for statement, assigned in zip(rule.body, rule.assigned):
         target = None
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1:
             target = gradient_target(statement.targets[0])
@@ -398,7 +441,7 @@ def instantiate_tangent(rule: Rule, result, args: list, kwargs: dict,
                 raise RuleError(f"tangent template {rule.template.__name__} must assign "
                                 f"d[{rule.result_name}] once, and no other d[...]")
             assigned_output = True
-        _name_temporaries(statement, temporaries, fresh_name)
+        _name_temporaries(assigned, temporaries, fresh_name)
         statements.append(statement)
     if not assigned_output:
         raise RuleError(f"tangent template {rule.template.__name__} never assigns "
@@ -463,4 +506,4 @@ class _TangentSubstitute(_Substitute):
             raise RuleError(f"d[{target}] in a tangent template must name an input parameter")
         # The tangent's names are the call site's: a global of the rule's module that happens
         # to be named like one (`dX`) is not what the rule reads.
-        return _call_site(copy.deepcopy(self.tangents[target]))
+        return _call_site_copy(self.tangents[target])
