@@ -14,6 +14,7 @@ import types
 
 import gast
 
+from ..codegen.visitors import NodeVisitor
 from ...runtime.derivatives.sequences import append_zeros_like
 from ...runtime.derivatives.structure import zeros_like
 from ..codegen.codegen import compile_in_factory, debug_source
@@ -162,7 +163,7 @@ def _mark_stacks(tree, namespace: dict) -> None:
     gradient_edits.apply(stacks)
 
 
-class _GradientStackEdits(gast.NodeVisitor):
+class _GradientStackEdits(NodeVisitor):
     """Where generated code pushes and pops the gradient of a stack as a value, and what makes
     those `append` and `pop` statements:
 

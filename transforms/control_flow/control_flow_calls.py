@@ -15,6 +15,7 @@ import types
 
 import gast
 
+from ..codegen.visitors import NodeTransformer
 from ..codegen.nodes import copy_tree
 from ..codegen.codegen import to_source
 from .control_flow_variables import MUTATING_METHODS
@@ -86,7 +87,7 @@ def may_give_outside(converter, expression) -> bool:
         id(expression), {}).get("outside") is True
 
 
-class _ConditionalExpressions(gast.NodeTransformer):
+class _ConditionalExpressions(NodeTransformer):
     """`a if c else b` -> `if_exp(c, lambda: a, lambda: b)`, in this scope only.
 
     converter: the transforms/control_flow/control_flow.py `ControlFlowConverter` this rewrites for (its
@@ -207,7 +208,7 @@ class _ConditionalExpressions(gast.NodeTransformer):
         return node
 
 
-class _Conditions(gast.NodeTransformer):
+class _Conditions(NodeTransformer):
     """In a condition: `a and b` -> `and_(a, lambda: b)`, `not a` -> `not_(a)` (converter: as
     for _ConditionalExpressions)."""
 

@@ -8,6 +8,7 @@ import copy
 
 import gast
 
+from ..codegen.visitors import NodeTransformer
 from ..codegen.codegen import to_source
 
 
@@ -26,7 +27,7 @@ def holds_folded_zero(node) -> bool:
     return any(getattr(part, "folded_zero", False) for part in gast.walk(node))
 
 
-class ZeroTerms(gast.NodeTransformer):
+class ZeroTerms(NodeTransformer):
     """Drop the terms a zero tangent makes vanish: `0 * x + c * dx` is `c * dx`.
 
     A zero from a number has no shape to lose. One from an array may broadcast the sum it is

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gast
 
+from ..codegen.visitors import NodeTransformer
 from ..codegen.nodes import copy_tree
 from ..errors import Location
 from ..codegen.naming import Namer
@@ -577,7 +578,7 @@ def _reads(node) -> set:
     return {n.id for n in walk(node) if isinstance(n, gast.Name)}
 
 
-class _Rename(gast.NodeTransformer):
+class _Rename(NodeTransformer):
     def __init__(self, renames):
         self.renames = renames
 

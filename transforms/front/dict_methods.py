@@ -50,6 +50,7 @@ import functools
 
 import gast
 
+from ..codegen.visitors import NodeTransformer
 from ..codegen.nodes import copy_tree
 from ..errors import Location
 from ..codegen.naming import SCOPES, Namer
@@ -71,12 +72,19 @@ def rewrite_dict_methods(function: gast.FunctionDef, location: Location, namer: 
 
 def _own_nodes(node):
     """`node` and what it contains, but for the bodies of functions and lambdas defined in it
-    (their names are their own; comprehensions are entered)."""
-    yield node
-    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):
-        return
-    for child in children(node):
-        yield from _own_nodes(child)
+    (their names are their own; comprehensions are entered), depth first, in source order."""
+    # A stack, not recursion: a recursive generator hands each node up through every level
+    # above it. A node's children are pushed last to first, so that the first is taken next.
+    todo = [node]
+    pop, push = todo.pop, todo.extend
+    while todo:
+        node = pop()
+        yield node
+        if not isinstance(node, _OWN_SCOPES):
+            push(reversed(children(node)))
+
+
+_OWN_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
 class _DictRewriter:
@@ -279,7 +287,7 @@ class _DictRewriter:
         """`dict(...)` calls and `.get(...)` in `statements` rewritten, in place."""
         rewriter = self
 
-        class Rewrite(gast.NodeTransformer):
+        class Rewrite(NodeTransformer):
             def visit_FunctionDef(self, node):
                 return node  # its own scope: rewritten when it is differentiated
 

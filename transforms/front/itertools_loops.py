@@ -30,6 +30,7 @@ import itertools
 
 import gast
 
+from ..codegen.visitors import NodeTransformer
 from ..codegen.naming import Namer, names_in
 from ..codegen.nodes import rewrite_statements, walk
 from ..codegen.templates import replace
@@ -358,7 +359,7 @@ class Iterators:
         return None
 
 
-class _ZipsAsLists(gast.NodeTransformer):
+class _ZipsAsLists(NodeTransformer):
     """A zip with keywords or endless arguments used as a value is the list it iterates over,
     as transforms/front/list_methods.py makes a plain zip one."""
 

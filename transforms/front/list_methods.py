@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import gast
 
+from ..codegen.visitors import NodeTransformer
 from ..errors import Location
 from ..codegen.naming import Namer
 from .object_operators import ObjectClasses
@@ -86,7 +87,7 @@ def rewrite_list_methods(function: gast.FunctionDef, location: Location, namer: 
     function.body = [as_lists.visit(statement) for statement in function.body]
 
 
-class _IteratorsAsLists(gast.NodeTransformer):
+class _IteratorsAsLists(NodeTransformer):
     """`zip(a, b)` used as a value becomes `[(_i, _j) for _i, _j in zip(a, b)]` (enumerate
     and reversed too); where a loop iterates over it, it stays."""
 

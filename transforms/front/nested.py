@@ -17,6 +17,7 @@ import tokenize
 
 import gast
 
+from ..codegen.visitors import NodeTransformer
 from ..codegen.nodes import copy_tree
 from ..analysis.calls import Checkpointed
 from ..codegen.codegen import to_source
@@ -98,7 +99,7 @@ def _without_blank_lines(source: str) -> str:
                    if number not in blank)
 
 
-class _RewriteCalls(gast.NodeTransformer):
+class _RewriteCalls(NodeTransformer):
     def __init__(self, lifted: dict, location: Location):
         self.lifted = lifted  # nested name -> (new name, free variables)
         self.location = location
@@ -129,7 +130,7 @@ class _RewriteCalls(gast.NodeTransformer):
         return node
 
 
-class _NameLambdas(gast.NodeTransformer):
+class _NameLambdas(NodeTransformer):
     """`f(lambda z: z * 2)` becomes `_lambda1 = lambda z: z * 2` then `f(_lambda1)`, so that
     every lambda is a named nested function."""
 

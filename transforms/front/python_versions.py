@@ -31,8 +31,10 @@ import gast
 
 import numpy as np
 
+from ..codegen.visitors import NodeTransformer
 from .parsing import resolve
 from ..codegen.codegen import load_function
+from ..codegen.nodes import nodes_of, walk
 from ...runtime.derivatives.copies import copied, deep_copied
 from ...runtime.derivatives.snapshots import refuse_in_place_operator
 from ...runtime.primitives import finite_differences, piecewise
@@ -112,9 +114,9 @@ def replace_copy_calls(function: gast.FunctionDef, namespace: dict) -> None:
     analyses of memory read it as the copy it makes (of an array a new one, of a list its
     items shared), and its rule gives its derivative (copy.copy's own source finds the method
     that copies, and copy.deepcopy's writes into a memo)."""
-    used = set(namespace) | {node.id for node in gast.walk(function)
+    used = set(namespace) | {node.id for node in nodes_of(function)
                              if isinstance(node, gast.Name)}
-    for node in gast.walk(function):
+    for node in walk(function):
         if not isinstance(node, gast.Call):
             continue
         try:
@@ -307,7 +309,7 @@ def check_in_place_operators(body, location, namespace: dict, fresh) -> None:
     knows the line naming it (above), in place, bound in `namespace` to a new name
     (`fresh(hint)`): a call of it is no helper's, which cleanup would drop where its result is
     unread, but a function's that may refuse."""
-    class Replace(gast.NodeTransformer):
+    class Replace(NodeTransformer):
         def visit_Name(self, node):
             return self.replaced(node)
 
@@ -325,8 +327,14 @@ def check_in_place_operators(body, location, namespace: dict, fresh) -> None:
             namespace[identifier] = version
             return gast.copy_location(gast.Name(id=identifier, ctx=gast.Load(),
                                                 annotation=None, type_comment=None), node)
+    def refused_read(node) -> bool:
+        return isinstance(node, (gast.Name, gast.Attribute)) and isinstance(
+            node.ctx, gast.Load) and in_place_refusal(resolve(node, namespace)) is not None
     for statement in body:
-        Replace().visit(statement)
+        # The transformer changes a statement only where a name it reads is one of those
+        # functions: a statement that reads none is left as it is, unwalked.
+        if any(refused_read(node) for node in nodes_of(statement)):
+            Replace().visit(statement)
 
 
 # The in-place operator methods (`__iadd__`), by the augmented assignment each runs.

@@ -30,6 +30,7 @@ import weakref
 
 import gast
 
+from ..codegen.visitors import NodeTransformer
 from ..codegen.nodes import copy_tree
 from ...runtime.derivatives.built_objects import build_object, replaced_dataclass
 from ...runtime.derivatives.items import build_namedtuple
@@ -430,7 +431,7 @@ def _attributes_set_by(cls) -> set:
     return attributes
 
 
-class _AttributesAsItems(gast.NodeTransformer):
+class _AttributesAsItems(NodeTransformer):
     """`self.w` as `self['w']` in an __init__ read as a dict builder; a class attribute it
     reads (`self.scale`, never set here) as the class's (`Affine.scale`), a constant."""
 

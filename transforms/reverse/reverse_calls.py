@@ -10,6 +10,7 @@ import inspect
 import gast
 import numpy as np
 
+from ..codegen.visitors import NodeTransformer
 from ..codegen.nodes import copy_tree
 from ...runtime.derivatives import adjoint_ops as adjoint_ops
 from ..analysis.calls import classify, describe, tangent_rule_only
@@ -157,7 +158,7 @@ class CallAdjoints:
         unbroadcast = adjoint_ops.unbroadcast
         shapes = self.shapes
 
-        class Drop(gast.NodeTransformer):
+        class Drop(NodeTransformer):
             def visit_Call(self, node):
                 self.generic_visit(node)
                 if (isinstance(node.func, gast.Name) and namespace.get(node.func.id)
