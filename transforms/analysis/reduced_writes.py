@@ -13,7 +13,6 @@ a write too (transforms/dynamic_calls.py).
 """
 from __future__ import annotations
 
-
 import gast
 
 from ..codegen.nodes import copy_tree

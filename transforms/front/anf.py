@@ -24,18 +24,16 @@ Atoms are names, constants, and attribute chains on modules (`np.pi`).
 """
 from __future__ import annotations
 
-
 import gast
 
 from ..codegen.visitors import NodeTransformer
-from ..codegen.nodes import copy_tree
 from ..errors import Location
 from ..codegen.naming import Namer
 from .parsing import resolve, static_chain
 from ..reverse.name_scopes import scope_call, with_block
 from ..codegen.templates import name
 from .star_arguments import joined, keywords_value, unpacks
-from ..codegen.nodes import walk
+from ..codegen.nodes import copy_tree, walk
 from .method_receivers import PACKED_METHODS, ArrayMethodCalls, ReceiverKinds
 from .object_operators import ObjectClasses, ObjectOperators, method_class, surely_a_list
 from ...runtime.ops import array_methods

@@ -36,7 +36,6 @@ refuses a rule whose tangent is not linear, which no transposition can follow.
 """
 from __future__ import annotations
 
-
 import gast
 
 import numpy as np
