@@ -34,11 +34,12 @@ import gast
 import numpy as np
 
 from ..analysis.call_results import own_function
-from ..codegen.nodes import add_children, copy_tree, nodes_of
+from ..codegen.nodes import add_children, copy_tree
 from ..codegen.templates import name
 from .line_map import user_place
 from .function_caches import made_from
 from .parsing import MISSING, parse_function, resolve
+from .settled_kinds import names_in, settle
 from .star_arguments import joined, unpacks
 from ..rules.core import constant
 from ...runtime.ops import array_methods, numpy_functions, ufunc_methods
@@ -152,25 +153,10 @@ class ReceiverKinds:
             bindings.setdefault(target, []).append(value)
         self.locals = set(bindings)  # (and the parameters, which the body may assign)
         self.kinds: dict[str, str] = {}
-        # A kind found again only where a name its values read changed since: the same kinds.
-        reads = {target: {node.id for value in values if not isinstance(value, str)
-                          for node in nodes_of(value) if isinstance(node, gast.Name)}
-                 for target, values in bindings.items()}
-        found_at, changed_at, step, changed = {}, {}, 0, True
-        while changed:  # from "no assignment seen" (None) up, as loops read their own results
-            changed = False
-            for target in self.locals:
-                last = found_at.get(target)
-                if last is not None and all(changed_at.get(read, 0) < last
-                                            for read in reads[target]):
-                    continue
-                found_at[target] = step = step + 1
-                kind = _join(value if isinstance(value, str) else self._kind(value)
-                             for value in bindings[target])
-                if kind != self.kinds.get(target):
-                    self.kinds[target] = kind
-                    changed = True
-                    changed_at[target] = step = step + 1
+        settle(self.kinds, self.locals, {target: names_in(values) for target, values in
+                                         bindings.items()},
+               lambda target: _join(value if isinstance(value, str) else self._kind(value)
+                                    for value in bindings[target]))
 
     def of(self, receiver, method: str) -> str:
         """The kind of `receiver` as the receiver of `.<method>`."""

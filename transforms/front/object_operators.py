@@ -42,6 +42,7 @@ from ..codegen.nodes import walk
 from ..codegen.templates import index_value
 from .method_receivers import ARRAY, is_library_class, name_bindings, return_statements
 from .parsing import MISSING, parse_function, resolve
+from .settled_kinds import names_in, settle
 from ...runtime.derivatives.built_objects import build_object
 from ...runtime.derivatives.objects import defines_its_own
 from ...runtime.derivatives.items import build_namedtuple
@@ -213,16 +214,11 @@ class ObjectClasses:
                 value = NUMBER if value == ARRAY else NO_OBJECT
             bindings.setdefault(target, []).append(value)
         self.kinds, self.locals = {}, set(bindings)
-        changed = True
-        while changed:  # from "no assignment seen" (None) up, as loops read their own results
-            changed = False
-            for target, values in bindings.items():
-                kind = _join([self.kinds.get(target)] + [  # (only up: the loop ends)
-                    value if isinstance(value, (str, frozenset)) else self._kind(value)
-                    for value in values])
-                if kind != self.kinds.get(target):
-                    self.kinds[target] = kind
-                    changed = True
+        settle(self.kinds, bindings, {target: names_in(values) | {target}
+                                      for target, values in bindings.items()},
+               lambda target: _join([self.kinds.get(target)] + [  # (only up: the loop ends)
+                   value if isinstance(value, (str, frozenset)) else self._kind(value)
+                   for value in bindings[target]]))
         return self.kinds
 
     def _kind(self, node):
