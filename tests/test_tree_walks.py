@@ -12,6 +12,7 @@ import pytest
 
 from autotrace.transforms.codegen.naming import SCOPES, walk_scope
 from autotrace.transforms.codegen.nodes import add_children, children, nodes_of, walk
+from autotrace.transforms.codegen.visitors import NodeTransformer, NodeVisitor
 
 PACKAGE = Path(__file__).resolve().parent.parent / "transforms"
 SOURCES = sorted(PACKAGE.rglob("*.py"))
@@ -49,3 +50,57 @@ def test_walks_reach_names_that_are_nodes():
     found = []
     add_children(handler, found.append)
     assert [type(n).__name__ for n in found] == ["Name", "Name", "Assign"]
+
+
+def _visits(base):
+    class Visits(base):
+        """Records each node visited; each Name seen as a visit of its own."""
+        def __init__(self):
+            self.met = []
+
+        def generic_visit(self, node):
+            self.met.append(node)
+            return super().generic_visit(node)
+
+        def visit_Name(self, node):
+            self.met.append(("name", node.id))
+    return Visits
+
+
+def _rewrites(base):
+    class Rewrites(base):
+        """Each kind of change a transformer makes: a node replaced (a name renamed), removed
+        from a list (a pass statement) or from a field (a return's value), a statement
+        replaced by two."""
+        def visit_Name(self, node):
+            return gast.Name(id=node.id + "_", ctx=node.ctx, annotation=None, type_comment=None)
+
+        def visit_Pass(self, node):
+            return None
+
+        def visit_Return(self, node):
+            self.generic_visit(node)
+            return None if node.value is None else node
+
+        def visit_Expr(self, node):
+            self.generic_visit(node)
+            return [node, gast.Pass()]
+    return Rewrites
+
+
+@pytest.mark.parametrize("path", [PACKAGE / "reverse" / "reverse.py", PACKAGE / "front" / "anf.py",
+                                  PACKAGE / "codegen" / "visitors.py"], ids=lambda p: p.name)
+def test_visitors_visit_and_change_as_the_standard_ones(path):
+    """visitors.NodeVisitor and NodeTransformer visit the nodes the standard library's do, in
+    their order, and leave the same tree."""
+    source = path.read_text()
+    fast, standard = _visits(NodeVisitor)(), _visits(gast.NodeVisitor)()
+    fast.visit(gast.parse(source))
+    standard.visit(gast.parse(source))
+    assert [n if isinstance(n, tuple) else type(n) for n in fast.met] == \
+        [n if isinstance(n, tuple) else type(n) for n in standard.met]
+    assert len(fast.met) > 100
+    trees = [_rewrites(base)().visit(gast.parse(source))
+             for base in (NodeTransformer, gast.NodeTransformer)]
+    assert gast.dump(trees[0]) == gast.dump(trees[1])
+    assert gast.dump(trees[0]) != gast.dump(gast.parse(source))
