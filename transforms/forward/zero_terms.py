@@ -8,6 +8,7 @@ import copy
 
 import gast
 
+from ..codegen.nodes import walk
 from ..codegen.visitors import NodeTransformer
 from ..codegen.codegen import to_source
 
@@ -24,7 +25,7 @@ def _folded(zero):
 
 
 def holds_folded_zero(node) -> bool:
-    return any(getattr(part, "folded_zero", False) for part in gast.walk(node))
+    return any(getattr(part, "folded_zero", False) for part in walk(node))
 
 
 class ZeroTerms(NodeTransformer):
