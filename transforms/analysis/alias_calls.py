@@ -23,7 +23,7 @@ from .call_results import (ARRAY_MAKERS, CONTAINER_BUILTINS, NEW_PER_ARGUMENT, N
 from .alias_stores import stored_parameters
 from .given_functions import GivenFunctions, as_function
 from ..codegen.naming import SCOPES
-from ..front.parsing import MISSING, parse_function, resolve
+from ..front.parsing import MISSING, read_function, resolve
 from ..front.function_caches import made_from
 from ..codegen.codegen import to_source
 from ..codegen.nodes import add_children
@@ -228,7 +228,7 @@ class CallSharing(GivenFunctions):
     def _read_returned_parameters(self, callee):
         self.returns[callee.__code__] = None  # while it is read: a recursive call
         try:
-            parsed = parse_function(callee)
+            parsed = read_function(callee)
             sharing = type(self)(parsed.node, parsed.location, parsed.namespace,
                                self.depth + 1, self.returns)
             sharing.returns_only = own_function(callee)
@@ -452,7 +452,7 @@ class CallSharing(GivenFunctions):
         if cls not in made:
             made[cls] = ()  # while it is read: a call of its own writes what it does
             try:
-                parsed = parse_function(callee)
+                parsed = read_function(callee)
             except Exception:  # noqa: BLE001 - no source: nothing known, as for any other call
                 return ()
             parameters = parameter_names(parsed.node)

@@ -38,7 +38,7 @@ from ..errors import TransformError
 from ..codegen.naming import walk_scope
 from ..codegen.nodes import walk
 from ..front.function_caches import made_from
-from ..front.parsing import MISSING, parse_function, resolve
+from ..front.parsing import MISSING, parameter_names_of, read_function, resolve
 from ..rules.core import constant
 from ...runtime.derivatives.unpacking import apply_unpacked
 
@@ -298,7 +298,7 @@ def _parameters_called(function) -> tuple:
 
 def _read_parameters_called(function) -> tuple:
     try:
-        parsed = parse_function(function)
+        parsed = read_function(function)
     except Exception:  # noqa: BLE001 - no source: not read
         return None, frozenset()
     node = parsed.node
@@ -392,7 +392,7 @@ def _arguments_for(call, function, called) -> list:
     """The arguments of `call` given for the parameters `called` of `function`."""
     if not called:
         return []
-    parameters = parameter_names(parse_function(function).node)
+    parameters = parameter_names_of(function)
     return [argument for key, argument in [*enumerate(call.args), *(
         (k.arg, k.value) for k in call.keywords)] if _parameter_of(key, parameters) in called]
 

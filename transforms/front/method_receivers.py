@@ -38,7 +38,7 @@ from ..codegen.nodes import add_children, copy_tree
 from ..codegen.templates import name
 from .line_map import user_place
 from .function_caches import made_from
-from .parsing import MISSING, parse_function, resolve
+from .parsing import MISSING, read_function, resolve
 from .settled_kinds import names_in, settle
 from .star_arguments import joined, unpacks
 from ..rules.core import constant
@@ -271,7 +271,7 @@ class ReceiverKinds:
         kept = made_from(function, _RETURNED_KIND) if own_function(function) else {}
         if self.depth not in kept:
             try:
-                parsed = parse_function(function)
+                parsed = read_function(function)
             except Exception:  # noqa: BLE001 - no source: nothing known
                 return UNKNOWN
             kinds = ReceiverKinds(parsed.node, parsed.namespace, self.depth + 1)

@@ -41,7 +41,7 @@ from ..analysis.live_names import names_read
 from ..codegen.nodes import walk
 from ..codegen.templates import index_value
 from .method_receivers import ARRAY, is_library_class, name_bindings, return_statements
-from .parsing import MISSING, parse_function, resolve
+from .parsing import MISSING, read_function, resolve
 from .settled_kinds import names_in, settle
 from ...runtime.derivatives.built_objects import build_object
 from ...runtime.derivatives.objects import defines_its_own
@@ -182,7 +182,7 @@ class ObjectClasses:
         key = ("NotImplemented", method)
         if key not in self.known:
             try:
-                tree = parse_function(method).node
+                tree = read_function(method).node
             except Exception:  # noqa: BLE001 - no source: its code tells
                 self.known[key] = not names_read(method.__code__).isdisjoint(
                     ("NotImplemented", "super"))
@@ -292,7 +292,7 @@ class ObjectClasses:
             self.known[key] = NO_OBJECT  # (while it is read: a recursive call)
             if self.depth < _CALLEE_DEPTH:
                 try:
-                    parsed = parse_function(function)
+                    parsed = read_function(function)
                 except Exception:  # noqa: BLE001 - no source: nothing known
                     return NO_OBJECT
                 callee = ObjectClasses(parsed.node, parsed.namespace, self_class,

@@ -15,6 +15,7 @@ from .source_check import check_source_matches, source_changed
 from .function_caches import made_from_code
 from ..codegen.nodes import copy_tree, nodes_of, walk
 from ...runtime.held_state import holds_state
+from ...runtime.python_modules import source_lines
 
 
 @dataclass
@@ -94,6 +95,17 @@ def _parse_around_lambda(source: str, filename: str, first_line: int):
 
 def parse_function(func) -> ParsedFunction:
     """The gast tree of `func`'s source. Raises TransformError when the source is unavailable."""
+    return _parsed(func, to_change=True)
+
+
+def read_function(func) -> ParsedFunction:
+    """`parse_function(func)` for a caller that only reads the tree (an analysis of a function
+    called): the tree kept for `func`'s code itself, not a copy, where `func` has no default
+    values to write into it. The caller must not change the tree or its nodes."""
+    return _parsed(func, to_change=False)
+
+
+def _parsed(func, to_change: bool) -> ParsedFunction:
     func = _unwrap(func)
     name = getattr(func, "__name__", repr(func))
     if not inspect.isfunction(func):
@@ -113,20 +125,37 @@ def parse_function(func) -> ParsedFunction:
     first_line = max(first_line, 1)
     # The tree depends on the source read now and on the code that runs (which lambda,
     # whether the file still holds it): kept with the code object, for the next call of any
-    # function running it (each closure a factory returns) with the same source, and copied,
-    # as callers change the tree they get.
+    # function running it (each closure a factory returns) with the same source, and copied
+    # for a caller that changes it.
     known = made_from_code(func.__code__, _PARSED)
     key = (name, filename, first_line, source)
     node, tree_line = known.get(key, (None, None))
+    kept = node is not None
     if node is None:
         node, tree_line, whole_file = _read_tree(func, name, filename, first_line, source)
-        if not whole_file:
+        kept = not whole_file
+        if kept:
             known[key] = (node, tree_line)
-    node = copy_tree(node)
     location = _location(func, filename, tree_line, name)
     namespace = namespace_of(func)
-    _defaults_as_evaluated(node, func, namespace)
+    if to_change or not kept or func.__defaults__ or func.__kwdefaults__ or \
+            node.args.defaults or any(node.args.kw_defaults):
+        node = copy_tree(node)
+        _defaults_as_evaluated(node, func, namespace)
     return ParsedFunction(node, location, namespace, func)
+
+
+def parameter_names_of(func) -> list:
+    """The names of `func`'s parameters, positional then keyword-only, as `parse_function`'s
+    tree lists them (its *args and **options left out), read from the code it runs rather
+    than from a copy of its tree. Raises TransformError as parse_function does for what is not
+    a Python function."""
+    unwrapped = _unwrap(func)
+    if not inspect.isfunction(unwrapped):
+        arguments = parse_function(func).node.args  # (its error)
+        return [a.id for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+    code = unwrapped.__code__
+    return list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
 
 _PARSED = "parsed"  # what is kept with a code object: its tree
@@ -149,8 +178,7 @@ def _source_lines(func) -> tuple:
         linecache.checkcache(filename)
         if linecache.cache.get(filename) is entry:
             return found
-    lines, first_line = inspect.getsourcelines(code)
-    filename = inspect.getsourcefile(code) or code.co_filename
+    lines, first_line, filename = source_lines(code, func.__globals__)
     entry = linecache.cache.get(filename)
     known.clear()
     if entry is not None:
@@ -219,6 +247,9 @@ def _defaults_as_evaluated(node: gast.FunctionDef, func, namespace: dict) -> Non
     positional = arguments.posonlyargs + arguments.args
     given = list(func.__defaults__ or ())
     keyword_values = func.__kwdefaults__ or {}
+    if not given and not keyword_values and not arguments.defaults and not any(
+            arguments.kw_defaults):
+        return  # nothing to replace (the common case: no walk of the tree for its names)
     taken = {n.id for n in nodes_of(node) if isinstance(n, gast.Name)} | set(namespace)
 
     def value_node(parameter: str, value):
