@@ -6,7 +6,6 @@ into a function with the user's file, lines, globals and closure.
 """
 from __future__ import annotations
 
-import ast
 import collections
 import copy
 import inspect
@@ -27,7 +26,7 @@ from ..front.out_arguments import rewrite_add_at, rewrite_out_arguments
 from ..front.class_method_calls import rewrite_class_method_calls
 from ..front.loop_else import write_out_loop_else
 from ..codegen.templates import name
-from ..codegen.nodes import to_ast, walk
+from ..codegen.nodes import fill_missing_locations, to_ast, walk
 
 
 def _has_control_flow(node) -> bool:
@@ -319,7 +318,7 @@ def _compile(tree: gast.FunctionDef, original, helpers: dict, generated=frozense
     # Named apart, so that the function's own name (recursion) still means the global.
     tree.name = "_autotrace_converted"
     free = list(code.co_freevars) + [helper(h) for h in HELPER_NAMES]
-    function_code = compile_in_factory(ast.fix_missing_locations(to_ast(tree)), free,
+    function_code = compile_in_factory(fill_missing_locations(to_ast(tree)), free,
                                        code.co_filename, _FACTORY)
     cells = dict(zip(code.co_freevars, original.__closure__ or ()))
     for helper_name in HELPER_NAMES:
