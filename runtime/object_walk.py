@@ -29,7 +29,7 @@ from itertools import islice
 
 import numpy as np
 
-from .python_modules import is_standard_library
+from .python_modules import is_standard_library, source_lines
 from .state import StateCell
 
 MAX_DEPTH = 8  # steps from a root
@@ -365,8 +365,12 @@ def _source_ranges(owner) -> list:
     for item in ([owner] if isinstance(owner, types.FunctionType) else
                  users_classes(type(owner))):
         try:
-            lines, first = inspect.getsourcelines(item)
-            filename = inspect.getsourcefile(item)
+            if isinstance(item, types.FunctionType) and not hasattr(item, "__wrapped__"):
+                lines, first, filename = source_lines(item.__code__, item.__globals__)
+            else:  # (a class; a decorated function, whose source inspect follows to the one
+                # it wraps)
+                lines, first = inspect.getsourcelines(item)
+                filename = inspect.getsourcefile(item)
         except (OSError, TypeError):
             continue
         if filename:
