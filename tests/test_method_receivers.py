@@ -277,3 +277,40 @@ def test_the_check_passes_arrays_numbers_and_traced_values():
     np.testing.assert_allclose(batched[1], central_difference(array_methods, 1.5 * X),
                                rtol=1e-6)
     assert re.search(r"np\.sum\(x, axis=0\)", autotrace.source(autotrace.grad(array_methods)))
+
+
+# --- kinds that do not depend on the order names are settled in -----------------------------------
+
+def sum_of_outer_rebound(x):
+    t = np.sum(x, axis=1)
+    t = np.outer(t, t)
+    t = t.sum()  # t holds np.outer's array here, whatever order the names are looked at in
+    return t * np.sum(x ** 2)
+
+
+def kinds_of(function, order) -> dict:
+    """ReceiverKinds' kinds of `function`'s names, its names settled in `order`."""
+    from autotrace.transforms.front import method_receivers
+    from autotrace.transforms.front.parsing import parse_function
+    settle = method_receivers.settle
+    method_receivers.settle = lambda kinds, targets, reads, kind_of: settle(
+        kinds, order(list(targets)), reads, kind_of)
+    try:
+        parsed = parse_function(function)
+        return method_receivers.ReceiverKinds(parsed.node, parsed.namespace).kinds
+    finally:
+        method_receivers.settle = settle
+
+
+def test_receiver_kinds_are_the_same_in_every_order_of_the_names():
+    # A name read before its own kind was known was taken as unknown for good, so the kinds,
+    # and the generated code, changed with the order of a set of names (PYTHONHASHSEED).
+    forward = kinds_of(sum_of_outer_rebound, sorted)
+    backward = kinds_of(sum_of_outer_rebound, lambda names: sorted(names, reverse=True))
+    assert forward == backward == {"x": "passed", "t": "array"}
+    gradient = autotrace.grad(sum_of_outer_rebound)
+    source = autotrace.source(gradient)
+    assert "is_array_method" not in source and "t = np.sum(t)" in source, source
+    x = np.array([[0.5, -1.0], [2.0, 0.25]])
+    np.testing.assert_allclose(gradient(x), central_difference(sum_of_outer_rebound, x),
+                               rtol=1e-6)

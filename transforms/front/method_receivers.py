@@ -180,7 +180,7 @@ class ReceiverKinds:
     def returns(self, function) -> str:
         """The kind of what `function` (a node's) returns: PASSED as UNKNOWN (it may return
         what it is given)."""
-        kind = _join(self._kind(node.value) if node.value is not None else OTHER
+        kind = _join((self._kind(node.value) or UNKNOWN) if node.value is not None else OTHER
                      for node in return_statements(function.body))
         return OTHER if kind is None else UNKNOWN if kind == PASSED else kind
 
@@ -226,9 +226,11 @@ class ReceiverKinds:
         return UNKNOWN
 
     @staticmethod
-    def _part(base) -> str:
-        """The kind of an item or attribute of a value of kind `base`."""
-        return ARRAY if base == ARRAY else UNKNOWN if base in (UNKNOWN, None) else PASSED
+    def _part(base) -> str | None:
+        """The kind of an item or attribute of a value of kind `base` (None: not known yet)."""
+        if base is None:
+            return None
+        return ARRAY if base == ARRAY else UNKNOWN if base == UNKNOWN else PASSED
 
     def _call(self, node) -> str:
         func = node.func
@@ -237,6 +239,8 @@ class ReceiverKinds:
             if isinstance(resolve(func.value, self.namespace), np.ufunc):
                 return ARRAY  # np.add.reduce(x)
             base = self._kind(func.value)
+            if base is None:
+                return None  # (not known yet: see __init__)
             if func.attr in _NUMPY_METHODS and base in (ARRAY, PASSED):
                 return ARRAY  # (of a value passed in: after its check)
             if func.attr in _OWN_METHODS and base in (ARRAY, PASSED):
