@@ -193,8 +193,9 @@ def _copy(value, memo: dict):
     if copied is not None:
         return copied
     if isinstance(value, _AST):
-        # as copy.deepcopy makes it: the class called with no arguments, its __dict__ filled
-        copied = kind()
+        # as copy.deepcopy makes it: made by the class's __new__ (no __init__, which has
+        # nothing to do here), its __dict__ filled
+        copied = kind.__new__(kind)
         memo[id(value)] = copied
         state = copied.__dict__
         for key, item in value.__dict__.items():
