@@ -51,7 +51,7 @@ def rewrite_statements(root, rewrite, innermost_first: bool = False) -> None:
     clauses, nested functions' too) by the statements `rewrite(statement)` gives, or keep it
     where that is None. Blocks are rewritten outermost first (or innermost first); the
     statements a rewrite makes are not walked, the statements it keeps inside them are."""
-    nodes = list(walk(root))
+    nodes = _holders(root)
     for node in reversed(nodes) if innermost_first else nodes:
         for field in STATEMENT_BLOCKS:
             block = getattr(node, field, None)
@@ -62,6 +62,28 @@ def rewrite_statements(root, rewrite, innermost_first: bool = False) -> None:
                 setattr(node, field, [new for statement, replacement in zip(block, replacements)
                                       for new in (replacement if replacement is not None
                                                   else (statement,))])
+
+
+# The fields through which a statement is reached: blocks, a try's handlers, a match's cases.
+_HOLDING = frozenset(STATEMENT_BLOCKS + ("handlers", "cases"))
+
+
+def _holders(root) -> list:
+    """The nodes under `root` that may hold a block, in walk's order: statements, handlers and
+    cases, found through those fields alone (no expression holds a statement). Each is one
+    level below the node it is found in, as in walk, so that breadth first they come in
+    walk's order, expressions left out."""
+    todo = [root]
+    append = todo.append
+    for node in todo:
+        for field in NODE_FIELDS[type(node)]:
+            if field in _HOLDING:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, _AST):
+                            append(item)
+    return todo
 
 
 def nodes_of(node) -> list:
