@@ -6,7 +6,7 @@ import gast
 
 from .cleanup import map_blocks
 from .naming import name_counts
-from .nodes import walk
+from .nodes import nodes_of
 from .templates import name, replace
 from ..reverse.sweep_parts import PAIR, SAVE, UNDOES, marked
 
@@ -82,11 +82,12 @@ def restore_from_names(primal: list, adjoint: list, parameters=(), temporary=Non
             else:
                 # (not where the statement binds the written name too, a `with` block writing
                 # `h[1] = ...` then `h = h * x`: after it the name holds another array)
-                rebound = name_counts([statement], gast.Store)
+                rebound, deleted, items_written = _bindings(statement)
                 writes.extend([statement, known[written], written]
-                              for written in _items_written(statement)
+                              for written in items_written
                               if written in known and written not in rebound)
-                forget(known, [statement])
+                for unbound in rebound | deleted:
+                    known.pop(unbound, None)
                 target = (statement.targets[0].id if isinstance(statement, gast.Assign)
                           and len(statement.targets) == 1
                           and isinstance(statement.targets[0], gast.Name) else None)
@@ -167,13 +168,26 @@ def _outermost_loops(body: list):
             yield from _outermost_loops(getattr(statement, field, []) or [])
 
 
-def _items_written(statement) -> list:
-    """The names whose items `statement` writes (`t[i] = v`, `t[i] += v`), in the blocks of a
-    `with` or `try` too."""
-    return [target.value.id for node in walk(statement)
-            if isinstance(node, (gast.Assign, gast.AugAssign))
-            for target in (node.targets if isinstance(node, gast.Assign) else [node.target])
-            if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)]
+def _bindings(statement) -> tuple:
+    """(the names `statement` assigns, those it deletes, the names whose items it writes,
+    `t[i] = v`, `t[i] += v`, in the blocks of a `with` or `try` too): one walk for what follow
+    asks of each statement."""
+    assigned, deleted, items = set(), set(), []
+    for node in nodes_of(statement):
+        if isinstance(node, gast.Name):
+            if isinstance(node.ctx, gast.Store):
+                assigned.add(node.id)
+            elif isinstance(node.ctx, gast.Del):
+                deleted.add(node.id)
+        elif isinstance(node, gast.Assign):
+            items += [target.value.id for target in node.targets if _writes_items(target)]
+        elif isinstance(node, gast.AugAssign) and _writes_items(node.target):
+            items.append(node.target.value.id)
+    return assigned, deleted, items
+
+
+def _writes_items(target) -> bool:
+    return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
 
 
 def _read_before_assigned(block: list, identifier: str) -> bool:
