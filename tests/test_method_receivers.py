@@ -279,7 +279,7 @@ def test_the_check_passes_arrays_numbers_and_traced_values():
     assert re.search(r"np\.sum\(x, axis=0\)", autotrace.source(autotrace.grad(array_methods)))
 
 
-# --- kinds that do not depend on the order names are settled in -----------------------------------
+# --- kinds that do not depend on the order names are settled in ----------------------------------
 
 def sum_of_outer_rebound(x):
     t = np.sum(x, axis=1)
