@@ -138,8 +138,7 @@ def _parsed(func, to_change: bool) -> ParsedFunction:
             known[key] = (node, tree_line)
     location = _location(func, filename, tree_line, name)
     namespace = namespace_of(func)
-    if to_change or not kept or func.__defaults__ or func.__kwdefaults__ or \
-            node.args.defaults or any(node.args.kw_defaults):
+    if to_change or not kept or _has_defaults(node, func):
         node = copy_tree(node)
         _defaults_as_evaluated(node, func, namespace)
     return ParsedFunction(node, location, namespace, func)
@@ -238,6 +237,13 @@ def _read_tree(func, name: str, filename: str, first_line: int, source: str):
 LITERALS = (bool, int, float, complex, str, type(None))
 
 
+def _has_defaults(node: gast.FunctionDef, func) -> bool:
+    """Whether `func` or its tree `node` has default values, which _defaults_as_evaluated
+    writes into (a copy of) the tree."""
+    return bool(func.__defaults__ or func.__kwdefaults__ or node.args.defaults
+                or any(node.args.kw_defaults))
+
+
 def _defaults_as_evaluated(node: gast.FunctionDef, func, namespace: dict) -> None:
     """Replace the default expressions in `node` by the values Python evaluated when it
     defined `func` (`lambda x, k=k: ...` in a loop names a variable of the enclosing scope,
@@ -245,11 +251,10 @@ def _defaults_as_evaluated(node: gast.FunctionDef, func, namespace: dict) -> Non
     through a name bound to it in `namespace`."""
     arguments = node.args
     positional = arguments.posonlyargs + arguments.args
+    if not _has_defaults(node, func):
+        return  # nothing to replace (the common case: no walk of the tree for its names)
     given = list(func.__defaults__ or ())
     keyword_values = func.__kwdefaults__ or {}
-    if not given and not keyword_values and not arguments.defaults and not any(
-            arguments.kw_defaults):
-        return  # nothing to replace (the common case: no walk of the tree for its names)
     taken = {n.id for n in nodes_of(node) if isinstance(n, gast.Name)} | set(namespace)
 
     def value_node(parameter: str, value):

@@ -248,7 +248,8 @@ def _marked_copy(value, memo: dict):
     if copied is not None:
         return copied
     if isinstance(value, gast.AST):
-        copied = type(value)()  # as copy.deepcopy makes a node: the class, its __dict__ filled
+        # as copy.deepcopy makes a node: by its class's __new__, its __dict__ filled
+        copied = type(value).__new__(type(value))
         memo[id(value)] = copied
         state = copied.__dict__
         for key, item in value.__dict__.items():
