@@ -56,7 +56,7 @@ from ..errors import Location
 from ..codegen.naming import SCOPES, Namer
 from .parsing import resolve
 from ..codegen.templates import name, replace, replace_expression
-from ..codegen.nodes import children, walk
+from ..codegen.nodes import children, nodes_of, walk
 
 CHANGING_METHODS = ("setdefault", "update", "pop")
 
@@ -64,10 +64,35 @@ CHANGING_METHODS = ("setdefault", "update", "pop")
 def rewrite_dict_methods(function: gast.FunctionDef, location: Location, namer: Namer,
                          namespace: dict) -> None:
     """Rewrite dict(...) calls and the dict methods of `function` in place (see the module
-    docstring)."""
+    docstring). (may_change_dicts says first whether there is anything to rewrite.)"""
     rewriter = _DictRewriter(function, location, namer, namespace)
     rewriter.check_sharing()
     function.body = rewriter.block(function.body)
+
+
+def may_change_dicts(function: gast.FunctionDef) -> bool:
+    """Whether rewrite_dict_methods may rewrite or refuse anything in `function`: False where
+    it holds no node that the rewrite starts from, which most functions do not, so that their
+    nodes and bindings need not be collected.
+
+    Every rewrite and refusal needs one of them: a dict the function builds (a literal, a
+    comprehension or a `dict(...)` call, without which no name is a dict's and no value built
+    in an expression either), or a method that is rewritten or refused on any receiver
+    (`get`, and `setdefault` or `update`, refused on a name that is no dict). `pop` and
+    `copy` change nothing of a name that is no dict's. The walk enters nested functions too,
+    which the rewrite leaves alone: it may run where it changes nothing, never the reverse."""
+    for node in nodes_of(function):
+        if isinstance(node, (gast.Dict, gast.DictComp)):
+            return True
+        if isinstance(node, gast.Name) and node.id == "dict":
+            return True
+        if isinstance(node, gast.Attribute) and node.attr in _ANY_RECEIVER_METHODS:
+            return True
+    return False
+
+
+# The methods rewritten or refused on a receiver not known to be a dict
+_ANY_RECEIVER_METHODS = ("get", "setdefault", "update")
 
 
 def _own_nodes(node):

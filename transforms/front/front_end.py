@@ -51,7 +51,7 @@ from ..analysis.calls import CustomGradient, FieldsOf, classify
 from .checks import check_supported
 from .custom_gradients import custom_caller
 from .dead_branches import raise_when_run
-from .dict_methods import rewrite_dict_methods
+from .dict_methods import may_change_dicts, rewrite_dict_methods
 from ..dynamic_calls import jvp_call, vjp_call, vjp_start
 from .exits import exits_to_flags
 from .inplace import (check_writes, follow_writes, refuse_holding, refuse_moved_items,
@@ -326,6 +326,8 @@ def check(unit: Unit) -> None:
 
 
 def dicts(unit: Unit) -> None:
+    if not may_change_dicts(unit.function):  # (no dict built, and no method of one called)
+        return
     rewrite_dict_methods(unit.function, unit.location, Namer(names_in(unit.function)),
                          unit.parsed.namespace)
 
