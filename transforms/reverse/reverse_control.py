@@ -282,8 +282,10 @@ class ControlFlowAdjoints:
             out = before
             if body_adjoint or target_pop:
                 reversed_loop = replace("for index in range(counter):\n    body",
-                                        index=reverse_index, counter=counter,
-                                        body=target_pop + body_adjoint)
+                                        index=reverse_index, counter=counter, body=target_pop)
+                # made for this loop alone: not copied again, which each loop around it would
+                # do once more (a template copies what it is given)
+                reversed_loop[0].body += body_adjoint
                 out += [mark(reversed_loop[0], self.location, node)]
             if target is not None:
                 out += before_pop
