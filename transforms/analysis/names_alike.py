@@ -33,6 +33,8 @@ def names_bound_alike(body, items_written) -> dict:
     """
     if any(isinstance(n, (gast.Nonlocal, gast.Global)) for s in body for n in walk(s)):
         return {}
+    if not any(items_written(statement) for statement in _scanned(body)):
+        return {}  # (most functions write no items: nothing to find, no need to scan)
     found = {}
     fresh = itertools.count()
 
@@ -86,6 +88,15 @@ def names_bound_alike(body, items_written) -> dict:
 
     scan(body, {}, {})
     return found
+
+
+def _scanned(block):
+    """The statements `scan` reads: those of `block` and, within each, of its body and else
+    block, depth first."""
+    for statement in block:
+        yield statement
+        for field in ("body", "orelse"):
+            yield from _scanned(getattr(statement, field, None) or [])
 
 
 def _unchanged(views: dict, bound: set) -> dict:
