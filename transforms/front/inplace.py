@@ -19,6 +19,7 @@ nothing would be wrong. So:
 from __future__ import annotations
 
 import collections
+import types
 
 import gast
 import numpy as np
@@ -63,7 +64,8 @@ def check_writes(function: gast.FunctionDef, location: Location, namespace: dict
     variables = parameters | {n.id for n in nodes
                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     statements = {id(n.value) for n in nodes if isinstance(n, gast.Expr)}
-    _refuse_writes_outside(function, location, namespace)
+    if _may_write_outside(nodes, parameters, namespace):
+        _refuse_writes_outside(function, location, namespace)
     check_method_writes(nodes, location, namespace, variables, parameters)
     for node in nodes:
         if isinstance(node, gast.Call):
@@ -89,14 +91,17 @@ def follow_writes(function: gast.FunctionDef, namespace: dict, helper, guards: l
     guarded = collections.defaultdict(list)  # id(statement) -> [(message, name checked)]
     for node, message, subject in guards:
         guarded[id(node)].append((message, subject))
+    # The nodes of the function's own scope, read once by the searches below. (What is
+    # written below holds no block of statements: the blocks are those found here.)
+    nodes = [node for statement in function.body for node in walk_scope(statement)]
     # Each statement is checked with the statements it holds, a nested one again in its own
     # block; most functions give no array method its out by position, which one walk finds
     # (what is written below holds no such call the function did not).
     out_by_position = any(
         isinstance(node, gast.Call) and array_method_out(node, namespace) is not None
-        for statement in function.body for node in walk_scope(statement))
-    outside = _may_hold_outside_memory(function)
-    for body in _bodies(function):
+        for node in nodes)
+    outside = _may_hold_outside_memory(function, nodes)
+    for body in _bodies(function, nodes):
         for index, statement in reversed(list(enumerate(body))):
             if isinstance(statement, gast.AugAssign):
                 body[index:index] = _cast_check(statement, helper, location, fresh)
@@ -198,12 +203,13 @@ def _list_copies(namespace: dict) -> frozenset:
 
 
 
-def _may_hold_outside_memory(function) -> set:
+def _may_hold_outside_memory(function, nodes: list) -> set:
     """The names that may hold an array the function did not make, which may be read-only:
     its parameters, and those it binds to another name, an item, an attribute, a call's
-    result or a loop's item (all but `NEW_VALUES`), for the check before `name op= v`."""
+    result or a loop's item (all but `NEW_VALUES`), for the check before `name op= v`.
+    nodes: those of the function's own scope."""
     names = set(parameter_names(function))
-    for node in (n for statement in function.body for n in walk_scope(statement)):
+    for node in nodes:
         if isinstance(node, (gast.Assign, gast.AnnAssign, gast.NamedExpr)):
             if isinstance(node.value, NEW_VALUES) or node.value is None:
                 continue
@@ -418,10 +424,10 @@ def _statement(text: str, at) -> gast.stmt:
     return statement
 
 
-def _bodies(function):
-    """Every list of statements in `function`'s own scope."""
+def _bodies(function, nodes: list):
+    """Every list of statements in `function`'s own scope (`nodes`: its nodes)."""
     yield function.body
-    for node in (n for statement in function.body for n in walk_scope(statement)):
+    for node in nodes:
         if isinstance(node, gast.stmt) and not isinstance(node, SCOPES):
             for field in ("body", "orelse"):
                 statements = getattr(node, field, None)
@@ -476,6 +482,16 @@ def _refuse_writes_outside(function, location, namespace) -> None:
         if variable in namespace:
             raise location.error(write, outside_write_message(variable, write_text(write)),
                                  "write into a global")
+
+
+def _may_write_outside(nodes: list, parameters: set, namespace: dict) -> bool:
+    """Whether _refuse_writes_outside may refuse a write among `nodes` (all those of the
+    function's body): each name it refuses is one the function names, no parameter, that
+    `namespace` binds to something other than a module. Most functions name none but NumPy's
+    module and their own, and need not be searched for the writes and views of them."""
+    names = {node.id for node in nodes if isinstance(node, gast.Name)} - parameters
+    return any(name in namespace and not isinstance(namespace[name], types.ModuleType)
+               for name in names)
 
 
 def _check_out_argument(call, location, namespace) -> None:
