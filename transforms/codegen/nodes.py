@@ -234,13 +234,12 @@ def _copy(value, memo: dict):
 
 def to_ast(node):
     """The standard library's tree of a gast tree (a node, or a list of them): what
-    `gast.gast_to_ast(node)` makes, node for node, attributes and locations alike."""
+    `gast.gast_to_ast(node)` makes, node for node, attributes and locations alike (save that
+    contexts and operators, which hold nothing, are shared, as ast.parse shares them)."""
     return _to_ast(node) if _OWN_CONVERTER else gast.gast_to_ast(node)
 
 
 _MISSING = object()
-_AST_CLASSES: dict = {}  # gast node class -> the ast class of its name, None where ast has none
-_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
 
 def _to_ast(value):
@@ -248,41 +247,69 @@ def _to_ast(value):
         return [_to_ast(item) for item in value]
     if not isinstance(value, _AST):
         return value
-    special = _SPECIAL.get(type(value).__name__)
-    return _converted(value) if special is None else special(value)
+    return _CONVERTERS[type(value)](value)
 
 
-def _converted(node):
-    """A node whose class ast has by the same name and fields: each field converted, the
-    attributes (its location) copied. Made as copy.deepcopy makes nodes (the class called with
-    no arguments, its __dict__ filled), which costs less than the constructor's keywords."""
-    kind = type(node)
-    target = _AST_CLASSES.get(kind, _MISSING)
-    if target is _MISSING:
-        target = _AST_CLASSES[kind] = getattr(ast, kind.__name__, None)
+def _plain(kind):
+    """The converter of the gast class `kind` whose ast class has the same name and fields:
+    each field converted, the attributes (its location) copied. The node is made as
+    copy.deepcopy makes nodes (the class called with no arguments, its __dict__ filled), which
+    costs less than the constructor's keywords."""
+    target = getattr(ast, kind.__name__, None)
     if target is None:  # a node only gast has: dropped, as gast drops it
-        return None
-    converted = target()
-    state = converted.__dict__
-    for field in node._fields:
-        value = getattr(node, field, _MISSING)
-        if value is not _MISSING:
-            state[field] = value if type(value) in _ATOMS else _to_ast(value)
-    for attribute in node._attributes:
-        value = getattr(node, attribute, _MISSING)  # (end_lineno: None where unset)
-        if value is not _MISSING:
-            state[attribute] = value
+        return lambda node: None
+    fields, attributes = kind._fields, kind._attributes
+    if not fields and not attributes:  # a context or operator: one serves every node
+        shared = target()
+        return lambda node: shared
+    converters = _CONVERTERS
+
+    def converted(node):
+        new = target()
+        state = new.__dict__
+        for field in fields:
+            value = getattr(node, field, _MISSING)
+            if value is _MISSING:
+                continue
+            kind = type(value)
+            if kind in _ATOMS:
+                state[field] = value
+            elif kind is list:  # (a node's list holds nodes: each converted without a call)
+                state[field] = [converters[type(item)](item) if isinstance(item, _AST)
+                                else _to_ast(item) for item in value]
+            else:
+                state[field] = _to_ast(value)
+        for attribute in attributes:
+            value = getattr(node, attribute, _MISSING)  # (end_lineno: None where unset)
+            if value is not _MISSING:
+                state[attribute] = value
+        return new
     return converted
 
 
 def _located(converted, node):
     """`ast.copy_location(converted, node)` for the nodes below (all four attributes in both
     classes): lineno and col_offset where set, the end positions where set or None."""
-    for attribute in _LOCATION:
-        value = getattr(node, attribute, _MISSING)
-        if value is not _MISSING and (value is not None or attribute[:4] == "end_"):
-            setattr(converted, attribute, value)
+    state = converted.__dict__
+    value = getattr(node, "lineno", None)
+    if value is not None:
+        state["lineno"] = value
+    value = getattr(node, "col_offset", None)
+    if value is not None:
+        state["col_offset"] = value
+    value = getattr(node, "end_lineno", _MISSING)
+    if value is not _MISSING:
+        state["end_lineno"] = value
+    value = getattr(node, "end_col_offset", _MISSING)
+    if value is not _MISSING:
+        state["end_col_offset"] = value
     return converted
+
+
+def _name(node):
+    """A Name: gast's extra fields left out."""
+    context = node.ctx
+    return _located(ast.Name(node.id, _CONVERTERS[type(context)](context)), node)
 
 
 def _argument(node):
@@ -295,7 +322,7 @@ def _argument(node):
 
 def _except_handler(node):
     if not node.name:
-        return _converted(node)
+        return _plain(type(node))(node)
     return _located(ast.ExceptHandler(_to_ast(node.type), node.name.id, _to_ast(node.body)),
                     node)
 
@@ -311,7 +338,7 @@ def _function(kind):
 # The nodes gast's converter builds by hand (gast/ast3.py GAstToAst3, Python 3.10 and 3.11:
 # gast's extra fields left out, parameters as ast.arg), by class name as gast dispatches.
 _SPECIAL = {
-    "Name": lambda node: _located(ast.Name(node.id, _to_ast(node.ctx)), node),
+    "Name": _name,
     "Assign": lambda node: _located(ast.Assign(_to_ast(node.targets), _to_ast(node.value)),
                                     node),
     "ExceptHandler": _except_handler,
@@ -325,6 +352,18 @@ _SPECIAL = {
         _argument(node.vararg), [_argument(a) for a in node.kwonlyargs],
         _to_ast(node.kw_defaults), _argument(node.kwarg), _to_ast(node.defaults)),
 }
+
+
+class _ConvertersByClass(dict):
+    """gast node class -> the function that converts its nodes: found on the first look-up of
+    each class."""
+
+    def __missing__(self, kind):
+        converter = self[kind] = _SPECIAL.get(kind.__name__) or _plain(kind)
+        return converter
+
+
+_CONVERTERS = _ConvertersByClass()
 
 # Later Pythons' nodes have type parameters, which gast converts too: its own converter there.
 _OWN_CONVERTER = sys.version_info < (3, 12)
