@@ -15,7 +15,7 @@ import gast
 
 from ...runtime.generated_source import (PREFIX as GENERATED_PREFIX, forget_with,
                                          register_generated)
-from .nodes import fill_missing_locations, nodes_of, to_ast
+from .nodes import fill_statement_lines, nodes_of, to_ast
 
 _counter = itertools.count()
 
@@ -24,9 +24,8 @@ def to_source(node) -> str:
     """Python source for a gast (or ast) node or list of nodes, ending in a newline."""
     if isinstance(node, list):
         return "".join(to_source(n) for n in node)
-    if isinstance(node, gast.AST):
-        node = to_ast(node)
-    node = fill_missing_locations(node)  # (the unparser reads statements' lines)
+    # (a tree of its own, which the unparser alone reads: of locations, statements' lines)
+    node = fill_statement_lines(to_ast(node))
     return ast.unparse(node).rstrip("\n") + "\n"
 
 

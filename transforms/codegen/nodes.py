@@ -198,6 +198,30 @@ def fill_missing_locations(root):
     return root
 
 
+def fill_statement_lines(root):
+    """Give each statement (and handler) under `root` that has no line its enclosing one's, as
+    `fill_missing_locations` gives it (1 at the top), and leave every other node as it is: all
+    the unparser reads of a location is a statement's line, to find its `# type: ignore`
+    comment. Walks the blocks alone, not the expressions in them. Returns `root`."""
+    todo = [(root, 1)]
+    pop, push = todo.pop, todo.append
+    while todo:
+        node, lineno = pop()
+        if "lineno" in node._attributes:
+            if not hasattr(node, "lineno"):
+                node.lineno = lineno
+            else:
+                lineno = node.lineno
+        for field in NODE_FIELDS[type(node)]:
+            if field in _HOLDING:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, _AST):
+                            push((item, lineno))
+    return root
+
+
 def copy_tree(value, memo: dict | None = None):
     """A deep copy of a tree (a node, or a list of them): `copy.deepcopy(value)`, node for node,
     every attribute copied (marks that passes set too), a node or list met twice copied once.
