@@ -151,11 +151,17 @@ class LiveNamespace(dict):
         `generated_code` (code objects) read."""
         read = set().union(*(names_read(code) for code in
                              (self.function.__code__,) + generated_code))
-        for key, value in list(self.items()):
-            if self._holds_user_value(key, value):
-                del self[key]
-                if key in read:
-                    self.seen[key] = value
+        # (every global of the user's module is an entry: a module of thousands pays this once
+        # a derivative, so a global's test is written out here, not a call of
+        # _holds_user_value)
+        live_globals, cells = self.live_globals, self.cells
+        users = [(key, value) for key, value in self.items()
+                 if (live_globals.get(key, _ABSENT) is value if key not in cells
+                     else self._holds_user_value(key, value))]
+        for key, value in users:
+            del self[key]
+            if key in read:
+                self.seen[key] = value
         self.watched = tuple((key, self.cells.get(key), value)
                              for key, value in self.seen.items())
 
