@@ -9,6 +9,7 @@ transforms/analysis/aliases.py (alias_calls.CallSharing.parameters_written).
 """
 from __future__ import annotations
 
+import collections
 import inspect
 import types
 
@@ -16,6 +17,7 @@ import gast
 import numpy as np
 
 from .call_results import NUMBERS_OF_AN_ARRAY, VIEW_FUNCTIONS, numpy_name
+from .liveness import live_after
 from ..codegen.naming import walk_scope
 from ..front.out_arguments import WRITTEN_AS
 from ..front.parsing import MISSING, resolve
@@ -379,6 +381,30 @@ def arguments_read_after(call, later: set, sources: dict, loads) -> tuple:
                 gast.Call, gast.List, gast.Dict))
     return tuple([index for index, argument in enumerate(call.args) if read(argument)]
                  + [keyword.arg for keyword in call.keywords if read(keyword.value)])
+
+
+class ReadAfter:
+    """arguments_read_after for the calls of one function's `statements` (A-normal form, its
+    return statements included), called as read_after(call, statement), `statement` the one
+    holding `call`. What it needs (the names live after each statement, the values assigned
+    to names, how often each name is read) is found at the first call asked about, as the
+    statements are then, and kept: most functions ask about none, so ask before putting in
+    a statement that reads names again."""
+
+    def __init__(self, statements: list):
+        self.statements = statements
+        self.found = None
+
+    def __call__(self, call, statement) -> tuple:
+        if self.found is None:
+            nodes = [n for s in self.statements for n in walk_scope(s)]
+            sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
+                       and isinstance(n.targets[0], gast.Name)}
+            loads = collections.Counter(n.id for n in nodes if isinstance(n, gast.Name)
+                                        and isinstance(n.ctx, gast.Load))
+            self.found = live_after(self.statements), sources, loads
+        later, sources, loads = self.found
+        return arguments_read_after(call, later.get(id(statement), set()), sources, loads)
 
 
 def refuse_arguments_written(function, written, bound, read_after, filename: str,

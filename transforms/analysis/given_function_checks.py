@@ -17,7 +17,6 @@ with every argument taken to be read afterwards.
 """
 from __future__ import annotations
 
-import collections
 import functools
 import inspect
 
@@ -28,14 +27,12 @@ from ..codegen.nodes import copy_tree
 from .aliases import Sharing
 from .call_results import own_function, runtime_helper
 from .given_functions import written_given
-from .argument_writes import (arguments_read_after, numpy_function_writes, parameter_names,
+from .argument_writes import (ReadAfter, numpy_function_writes, parameter_names,
                               refuse_arguments_written)
-from .liveness import live_after
 from .object_state import (function_called, may_keep_what_it_is_given, state_write,
                            statement_blocks, varied_arguments)
 from .unseen_effects import FOLLOWED, callable_name, partial_parts, partial_target
 from ..errors import TransformError
-from ..codegen.naming import walk_scope
 from ..codegen.nodes import walk
 from ..front.function_caches import made_from
 from ..front.parsing import MISSING, parameter_names_of, read_function, resolve
@@ -173,12 +170,7 @@ def guard_functions_given(body: list, returned: list, location, classify, helper
     tuple or dict of the module's). classify(func): what the callee `func` is
     (transforms/analysis/calls.py); helper(name): the name generated code calls a helper by;
     varied: the names whose values carry gradient; active: those the derivative follows."""
-    nodes = [n for statement in body + list(returned) for n in walk_scope(statement)]
-    sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
-               and isinstance(n.targets[0], gast.Name)}
-    loads = collections.Counter(n.id for n in nodes if isinstance(n, gast.Name)
-                                and isinstance(n.ctx, gast.Load))
-    later = live_after(body + list(returned))
+    read_after = ReadAfter(body + list(returned))
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
@@ -190,8 +182,8 @@ def guard_functions_given(body: list, returned: list, location, classify, helper
                     call.func.id) is apply_unpacked:  # f(*items), items known when it runs
                 checked = _unpacked_check(call, classify)
             else:
-                checked = _check(call, classify, namespace, lambda: arguments_read_after(
-                    call, later.get(id(statement), set()), sources, loads), varied)
+                checked = _check(call, classify, namespace,
+                                 lambda: read_after(call, statement), varied)
             if checked is None:
                 continue
             if isinstance(statement, gast.Assign) and isinstance(
@@ -207,6 +199,7 @@ def guard_functions_given(body: list, returned: list, location, classify, helper
             for node in walk(guard):
                 if "lineno" in node._attributes:
                     gast.copy_location(node, statement)
+            read_after(call, statement)  # (found before the guard reads names again)
             block.insert(index, guard)
 
 

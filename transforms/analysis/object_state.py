@@ -18,7 +18,6 @@ v` after `buf = self.buf`) and `setattr`.
 """
 from __future__ import annotations
 
-import collections
 import inspect
 import weakref
 
@@ -29,13 +28,12 @@ from ...runtime.derivatives.state_writes import write_state
 from ...runtime.python_modules import is_standard_library
 from .activity import DESCRIPTIVE_ATTRIBUTES
 from .aliases import Sharing
-from .liveness import live_after
 from .outside_writes import (declared_names, global_write, outside_item_write, outside_roots,
                              state_write_message)
 from .unseen_effects import (CONTAINERS, FOLLOWED, READING_METHODS, STORING_METHODS, UNREAD,
                              UNKNOWN_EFFECT, callable_name, has_unseen_effect, keeps_nothing,
                              partial_target, refuse_numpy_out, through_partials)
-from .argument_writes import (CONTAINER_WRITES, arguments_read_after, parameter_names,
+from .argument_writes import (CONTAINER_WRITES, ReadAfter, parameter_names,
                               refuse_arguments_written, write_text)
 from ..errors import TransformError
 from ..codegen.naming import walk_scope
@@ -392,9 +390,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                and isinstance(n.targets[0], gast.Name)}
     assigned = assignments(nodes)
     aliases = global_aliases(nodes, namespace, assigned)
-    later = live_after(body + list(returned))
-    loads = collections.Counter(n.id for n in nodes + [n for r in returned for n in walk_scope(r)]
-                                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+    read_after = ReadAfter(body + list(returned))
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
@@ -445,9 +441,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                           gast.Constant(value=location.filename, kind=None),
                           gast.Constant(value=location.line_of(statement), kind=None),
                           gast.Constant(value=isinstance(statement, gast.Expr), kind=None),
-                          gast.Constant(value=arguments_read_after(
-                              call, later.get(id(statement), set()), sources, loads),
-                              kind=None)],
+                          gast.Constant(value=read_after(call, statement), kind=None)],
                     keywords=[]))
                 for node in walk(guard):
                     if "lineno" in node._attributes:
