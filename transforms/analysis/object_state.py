@@ -18,6 +18,7 @@ v` after `buf = self.buf`) and `setattr`.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import weakref
 
@@ -382,15 +383,20 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
     generated code calls a helper by; namespace: the function's, where a method of an object
     found before running (`layer.forward`, `layer` a global) is checked at once; returned: the
     return statements split off the body, which read what its calls wrote too."""
-    names = {n.id for statement in body for n in nodes_of(statement)
-             if isinstance(n, gast.Name)}
     nodes = [n for statement in body for n in walk_scope(statement)]
-    held = held_attributes(nodes, names)
     sources = {n.targets[0].id: n.value for n in nodes if isinstance(n, gast.Assign)
                and isinstance(n.targets[0], gast.Name)}
-    assigned = assignments(nodes)
-    aliases = global_aliases(nodes, namespace, assigned)
     read_after = ReadAfter(body + list(returned))
+
+    @functools.cache  # (what few statements need: found at the first that does)
+    def held() -> dict:  # (a name a guard adds, never an attribute's owner, changes nothing)
+        return held_attributes(nodes, {n.id for s in body for n in nodes_of(s)
+                                       if isinstance(n, gast.Name)})
+
+    @functools.cache
+    def objects() -> tuple:
+        assigned = assignments(nodes)
+        return assigned, global_aliases(nodes, namespace, assigned)
     for block in statement_blocks(body):
         for index in reversed(range(len(block))):
             statement = block[index]
@@ -401,7 +407,7 @@ def check_calls(body: list, location, varied: set, active: set, classify, helper
                     or statement.targets[0].id in active):
                 continue
             which = varied_arguments(call, varied)
-            if not which or _of_an_object_followed(call, active, assigned, aliases, namespace):
+            if not which or _of_an_object_followed(call, active, objects, namespace):
                 continue
             resolved = classify(call.func)
             kept = next((a for a in call.args if _storing_method(a, sources)), None)
@@ -454,17 +460,16 @@ _SHUFFLED = ("autotrace cannot differentiate this shuffle: it reorders {first!r}
              "instead: {first} = {first}[rng.permutation(len({first}))]")
 
 
-def _of_an_object_followed(call, active: set, assigned: dict, aliases: dict,
-                           namespace: dict) -> bool:
+def _of_an_object_followed(call, active: set, objects, namespace: dict) -> bool:
     """Whether `call` is of a method of an object the function reads from a global (`layer`,
     read into `layer_1`; not one it builds or is given), which carries gradient: the method is
-    differentiated with respect to it, and what it writes into it followed
-    (transforms/analysis/given_state_writes.py; its caller sends it the object's gradient after the call,
-    runtime/derivatives/sweeps.py). assigned: name -> the values assigned to it; aliases:
-    `global_aliases`."""
+    differentiated with respect to it, and what it writes into it followed (transforms/
+    analysis/given_state_writes.py; its caller sends it the object's gradient after the
+    call, runtime/derivatives/sweeps.py). objects(): (`assignments`, `global_aliases`)."""
     owner = call.func.value if isinstance(call.func, gast.Attribute) else None
     if not isinstance(owner, gast.Name) or owner.id not in active:
         return False
+    assigned, aliases = objects()
     return owner.id in aliases or owner.id not in assigned and owner.id in namespace
 
 
@@ -537,22 +542,23 @@ _WRITE_INTO_ATTRIBUTE = (
     "(a list or array the function builds) and return it")
 
 
-def _refuse_write_into_attribute(statement, held: dict, sources: dict, varied: set,
+def _refuse_write_into_attribute(statement, held, sources: dict, varied: set,
                                  location) -> None:
     """Refuse `items.append(v)` or `buf[i] = v` (A-normal form) where `items` or `buf` holds an
-    attribute of an object (`items = self.items`) and v carries gradient. sources: name -> the
-    expression it was bound to."""
-    if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Subscript):
+    attribute of an object (`items = self.items`) and v carries gradient. held():
+    held_attributes's; sources: name -> the expression it was bound to."""
+    if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Subscript) \
+            and _reads(statement.value) & varied:
         target = statement.targets[0]
-        owner = attribute_owner(target, held)
-        if owner is not None and _reads(statement.value) & varied:
+        owner = attribute_owner(target, held())
+        if owner is not None:
             raise location.error(statement, _WRITE_INTO_ATTRIBUTE.format(
                 what=f"{_text(target)} = ...", owner=owner), "change of an attribute")
     call = statement.value if isinstance(statement, gast.Expr) else None
     if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
             and call.func.attr in CONTAINER_WRITES \
             and any(_reads(a) & varied for a in call.args + [k.value for k in call.keywords]):
-        owner = attribute_owner(call.func.value, held, whole=True)
+        owner = attribute_owner(call.func.value, held(), whole=True)
         if owner is not None:
             receiver = call.func.value
             # (normalizing named the attribute: `_t1 = self.items; _t1.append(v)`)
