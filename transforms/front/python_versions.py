@@ -327,9 +327,20 @@ def check_in_place_operators(body, location, namespace: dict, fresh) -> None:
             namespace[identifier] = version
             return gast.copy_location(gast.Name(id=identifier, ctx=gast.Load(),
                                                 annotation=None, type_comment=None), node)
+    refused_names = {}  # a name read -> whether it is one of those functions
+
     def refused_read(node) -> bool:
-        return isinstance(node, (gast.Name, gast.Attribute)) and isinstance(
-            node.ctx, gast.Load) and in_place_refusal(resolve(node, namespace)) is not None
+        if not isinstance(node, (gast.Name, gast.Attribute)) or not isinstance(
+                node.ctx, gast.Load):
+            return False
+        if isinstance(node, gast.Attribute):
+            return in_place_refusal(resolve(node, namespace)) is not None
+        # A name is read many times, most of them a local's, which resolving looks up in the
+        # namespace and the builtins in vain: once for each name. (A name given a version
+        # below is fresh: no statement read it before.)
+        if node.id not in refused_names:
+            refused_names[node.id] = in_place_refusal(resolve(node, namespace)) is not None
+        return refused_names[node.id]
     for statement in body:
         # The transformer changes a statement only where a name it reads is one of those
         # functions: a statement that reads none is left as it is, unwalked.
