@@ -14,6 +14,11 @@ DESCRIPTIVE_ATTRIBUTES = {"shape", "ndim", "dtype", "size", "itemsize", "nbytes"
 
 
 def _reads(node) -> set:
+    # In A-normal form most operands are a name or a constant, which need no walk.
+    if isinstance(node, gast.Name) and node.annotation is None:
+        return {node.id} if isinstance(node.ctx, gast.Load) else set()
+    if isinstance(node, gast.Constant):
+        return set()
     return {n.id for n in nodes_of(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
 
@@ -121,6 +126,14 @@ def active_names(body, wrt: set, is_constant_call, reads_state=None, changes=Non
 def varied_names(body, wrt: set, is_constant_call, reads_state=None, changes=None) -> set:
     """Names that depend on `wrt`, whether or not the returned value depends on them."""
     return _depending(flows(body, is_constant_call, reads_state, changes)[0], wrt)
+
+
+def active_and_varied(body, wrt: set, is_constant_call, changes=None) -> tuple[set, set]:
+    """(active_names, varied_names) of `body` where no call reads state unseen (no
+    `reads_state`): the two read the same flows, found once."""
+    edges, returned = flows(body, is_constant_call, None, changes)
+    varied = _depending(edges, wrt)
+    return varied & _closure(returned, edges), varied
 
 
 def _depending(edges: dict, wrt: set) -> set:

@@ -43,7 +43,7 @@ from ...runtime.state import deposit, state_as_of, state_version
 from ..codegen import cleanup
 from .. import rules  # noqa: F401  (fills the rule registries)
 from ..reverse import unpacked_calls# noqa: F401  (the rules of apply_unpacked)
-from ..analysis.activity import STATE, active_names, varied_names
+from ..analysis.activity import STATE, active_and_varied, active_names, varied_names
 from .anf import normalize
 from .list_arguments import convert_list_arguments
 from ..analysis.call_results import names_that_may_hold_none
@@ -459,9 +459,12 @@ def activity(unit: Unit) -> None:
     is_constant = _is_constant_call(namespace, session.implicit)
     changes = calls_changing_state(namespace, body)
     call_changing_objects_by_method(body + returned, changes)
-    active = active_names(body + returned, seeds, is_constant, reads_state, changes)
-    rebound = settle_state_writes(body, active, varied_names(body + returned, seeds,
-                                                             is_constant, None, changes),
+    if reads_state is None:
+        active, varied = active_and_varied(body + returned, seeds, is_constant, changes)
+    else:
+        active = active_names(body + returned, seeds, is_constant, reads_state, changes)
+        varied = varied_names(body + returned, seeds, is_constant, None, changes)
+    rebound = settle_state_writes(body, active, varied,
                                   wrt_names, local_names, namespace, namer, location,
                                   unit.context.helper, unit.outermost,
                                   unit.state_written)
