@@ -237,6 +237,8 @@ def refuse_written_gradients(body: list, location: Location, written: dict, vari
     that carries gradient (`varied`): what reads it back later in the call would lose that
     gradient."""
     helpers = {name for name, value in namespace.items() if value is call_method}
+    if not helpers:  # (no such change is written: nothing to look for)
+        return
     for statement in body:
         for node in walk(statement):
             if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
