@@ -77,9 +77,13 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
     # rule reading its result, `1 - y * y` for tanh), `w = x`, a view, a list holding x.
     sharing = _MemoryOfSaves(primal, parameters, namespace or {})
     reads = _Reads(shape_only)
+    # The statements are listed once a round: each round's count is the one the last left, and
+    # the primal sweep's changes only by the saves dropped from it.
+    primal_count = sum(1 for _ in statements_in(primal))
+    in_adjoint = list(statements_in(adjoint))
     while True:
-        needed = _needed(adjoint, sharing, reads, values=False)
-        values_needed = _needed(adjoint, sharing, reads, values=True)
+        needed = _needed(in_adjoint, sharing, reads, values=False)
+        values_needed = _needed(in_adjoint, sharing, reads, values=True)
 
         def wanted(statement) -> bool:
             saved, kind, _ = getattr(statement, SAVE)
@@ -89,11 +93,22 @@ def remove_unneeded_saves(primal: list, adjoint: list, shape_only: dict,
 
         def keep(block):
             return [s for s in block if not hasattr(s, SAVE) or wanted(s)]
-        before = sum(1 for _ in statements_in(primal + adjoint))
-        primal[:] = map_blocks(primal, keep)
+
+        def keep_counting(block):
+            nonlocal primal_count
+            kept = []
+            for statement in block:
+                if not hasattr(statement, SAVE) or wanted(statement):
+                    kept.append(statement)
+                else:
+                    primal_count -= sum(1 for _ in statements_in([statement]))
+            return kept
+        before = primal_count + len(in_adjoint)
+        primal[:] = map_blocks(primal, keep_counting)
         adjoint[:] = map_blocks(adjoint, keep)
         remove_empty_control_flow(adjoint)
-        if sum(1 for _ in statements_in(primal + adjoint)) == before:
+        in_adjoint = list(statements_in(adjoint))
+        if primal_count + len(in_adjoint) == before:
             break
     if shape_only_helper is not None:
         _push_shapes_only(primal, needed - values_needed, shape_only_helper)
@@ -159,17 +174,18 @@ class _Reads:
         return kept[2] if values else kept[1]
 
 
-def _needed(adjoint, sharing, reads: _Reads, values: bool) -> set:
+def _needed(in_adjoint: list, sharing, reads: _Reads, values: bool) -> set:
     """Primal names the adjoint sweep reads (restores count only for names that are read, item
     restores for names that `sharing` says may share the array's memory); with `values`,
-    reads of an argument's shape alone do not count."""
+    reads of an argument's shape alone do not count. in_adjoint: the adjoint sweep's
+    statements, nested ones included (statements_in)."""
     needed = set()
-    for statement in statements_in(adjoint):
+    for statement in in_adjoint:
         if not hasattr(statement, SAVE):
             needed |= reads.of(statement, values)
     # each save and restore: (the name saved, whether it restores items, the names it reads)
     marked = [(getattr(s, SAVE)[0], getattr(s, SAVE)[1].startswith("item"), reads.of(s, values))
-              for s in statements_in(adjoint) if hasattr(s, SAVE)]
+              for s in in_adjoint if hasattr(s, SAVE)]
     changed = True
     # A kept restore reads its index, which must be restored too; a kept item restore writes
     # into its array, whose name must be bound to the array written then (in a loop, each run's).
