@@ -153,7 +153,8 @@ def saves(unit: Unit) -> None:
     else:
         undefined = {getattr(s, SAVE)[0] for s in _walk_statements(primal)
                      if hasattr(s, SAVE) and getattr(s, SAVE)[2]}
-    uses_stack = any(hasattr(s, SAVE) for s in _walk_statements(primal + adjoint))
+    # (statements_in is lazy: the search stops at the first save, mostly near the start)
+    uses_stack = any(hasattr(s, SAVE) for s in cleanup.statements_in(primal + adjoint))
     prologue = []
     if uses_stack:
         prologue += replace("stack = []", stack=reverse.stack)
