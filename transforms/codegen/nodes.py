@@ -74,16 +74,20 @@ def _holders(root) -> list:
     level below the node it is found in, as in walk, so that breadth first they come in
     walk's order, expressions left out."""
     todo = [root]
-    append = todo.append
     for node in todo:
-        for field in NODE_FIELDS[type(node)]:
-            if field in _HOLDING:
-                value = getattr(node, field, None)
-                if isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, _AST):
-                            append(item)
+        todo += _held(node)
     return todo
+
+
+def _held(node) -> list:
+    """The nodes in the fields of `node` that may hold a block (_HOLDING), in their order."""
+    held = []
+    for field in NODE_FIELDS[type(node)]:
+        if field in _HOLDING:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                held += [item for item in value if isinstance(item, _AST)]
+    return held
 
 
 def nodes_of(node) -> list:
@@ -212,13 +216,8 @@ def fill_statement_lines(root):
                 node.lineno = lineno
             else:
                 lineno = node.lineno
-        for field in NODE_FIELDS[type(node)]:
-            if field in _HOLDING:
-                value = getattr(node, field, None)
-                if isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, _AST):
-                            push((item, lineno))
+        for item in _held(node):
+            push((item, lineno))
     return root
 
 
