@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gc
 import threading
 import types
 
@@ -29,9 +30,40 @@ from ..rules.core import constant
 from .list_operators import INEXACT, NUMBER, UNKNOWN, _value_kind
 
 
-# Transforms run one at a time: parsing and code generation share state (the standard
-# library's parser among it, which fails under concurrent use from threads).
-transform_lock = threading.RLock()
+class _TransformLock:
+    """Transforms run one at a time: parsing and code generation share state (the standard
+    library's parser among it, which fails under concurrent use from threads). A reentrant
+    lock, which also pauses Python's cyclic garbage collector from the outermost acquisition
+    to its release, if it was running.
+
+    A transform allocates hundreds of thousands of small objects (trees, sets, dicts), which
+    trigger a collection every few hundred allocations, each walking the young objects and,
+    every hundredth, every object the process keeps: that was about an eighth of the time
+    generating a derivative took. What a transform allocates is freed by reference counts as
+    it goes; the objects it leaves in cycles wait for the first collection after it, which the
+    allocations it made start as soon as the collector runs again."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._collecting = False  # whether the collector ran when the outermost one began
+
+    def __enter__(self):
+        self._lock.acquire()
+        self._depth += 1
+        if self._depth == 1:
+            self._collecting = gc.isenabled()
+            gc.disable()
+        return self
+
+    def __exit__(self, *exception):
+        self._depth -= 1
+        if self._depth == 0 and self._collecting:
+            gc.enable()
+        self._lock.release()
+
+
+transform_lock = _TransformLock()
 
 
 def is_current(derivative) -> bool:
