@@ -255,20 +255,29 @@ def _inside_reverse_derivative(codes=reverse_derivative_code):
     return False
 
 
+class _ThreadItems(threading.local):
+    """A list per thread, made empty on the first look from each thread (a default read
+    through getattr would raise and catch an AttributeError on each look in a thread that
+    pushed nothing: 0.6 us, where generated code asks several times a call)."""
+
+    def __init__(self):
+        self.items = []
+
+
 class ThreadStack:
     """A stack of values per thread, for contexts that nest (`with stack.pushed(value):`)."""
 
     def __init__(self):
-        self._local = threading.local()
+        self._local = _ThreadItems()
 
     def top(self):
         """The innermost value pushed in this thread, or None."""
-        items = getattr(self._local, "items", None)
+        items = self._local.items
         return items[-1] if items else None
 
     @contextmanager
     def pushed(self, value):
-        items = self._local.__dict__.setdefault("items", [])
+        items = self._local.items
         items.append(value)
         try:
             yield value

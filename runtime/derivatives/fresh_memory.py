@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..array_subclasses import READ_BESIDE_ARGUMENTS, refuse_read_beside
+from ..array_subclasses import READ_BESIDE_ARGUMENTS, arguments_of, refuse_read_beside
 from ..containers import instance_fields, rebuild
 from ..held_state import holds_state
 from .objects import is_dataclass_instance, map_fields
@@ -62,18 +62,16 @@ _NO_ARRAYS = (type(None), float, int, bool, str)
 _IMMUTABLE = (type(None), float, int, complex, np.generic)
 
 
-def _apart_from_arguments(gradient, frame):
+def _apart_from_arguments(gradient, frame, given: dict | None = None):
     """`gradient` with each array that may share memory with an argument of the derivative
-    running in `frame` (an input, or `dy`, which `seed` passes on as it is), or with another
-    array of `gradient` (the gradient of a dict of arrays), copied."""
+    running in `frame` (an input, or `dy`, which `seed` passes on as it is; `given`: its
+    arguments_of(frame) if read already), or with another array of `gradient` (the gradient of
+    a dict of arrays), copied."""
     if isinstance(gradient, _IMMUTABLE):
         return gradient  # a number: nothing to share, and no need to look at the arguments
-    code = frame.f_code
-    values = frame.f_locals
     owner = type(gradient) is np.ndarray and gradient.base is None
     arguments = []
-    for parameter in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
-        value = values.get(parameter)
+    for value in (arguments_of(frame) if given is None else given).values():
         if type(value) is np.ndarray:
             if owner and (value is gradient or value.base is gradient):
                 return gradient.copy()  # only it, or a view of it, shares its memory

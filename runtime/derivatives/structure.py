@@ -14,7 +14,7 @@ import numpy as np
 from .objects import (ObjectGradient, add_objects, gradient_beside_state,
                       is_dataclass_instance, is_plain_object,
                       iterates_by_its_methods, map_fields, refuse_object_iteration)
-from ..array_subclasses import refuse_subclass_arguments
+from ..array_subclasses import arguments_of, refuse_subclass_arguments
 from ..devices import array_module
 from ..containers import (ClearedList, float_dtype, is_namedtuple,  # noqa: F401
                           rebuild, zeros_like)
@@ -141,6 +141,8 @@ def seed(value, dy):
     and shapes of `value`, the function's output), else ones like `value` (zeros where the
     caller's sweep sends NO_GRADIENT)."""
     if dy is None:  # (an output that carries no gradient is refused, as JAX does)
+        if isinstance(value, np.inexact):  # a loss, most often: check_output and ones_like's
+            return value.dtype.type(1)     # answer, without their walk through the kinds
         check_output(value, dy)
         return ones_like(value)
     if dy is NO_GRADIENT:
@@ -307,6 +309,15 @@ def match(gradient, value):
     The gradient goes to the user, who gets none for an object other than a dataclass (see
     `match_for_caller`).
     """
+    frame = sys._getframe(1)
+    arguments = arguments_of(frame)
+    if type(value) is np.ndarray and type(gradient) is np.ndarray:
+        # The common case, the steps below as they apply to two arrays: nothing to rebuild as
+        # a registered type, no object's gradient; the checks, the dtype, the copy.
+        _refuse_integral(value, frame, arguments)
+        if gradient.dtype != value.dtype:
+            gradient = in_dtype_of(gradient, value)
+        return _apart_from_arguments(gradient, frame, arguments)
     if any_registered() and current_sink() is None:
         gradient = as_registered_types(gradient, value)
     if isinstance(gradient, ObjectGradient):
@@ -316,9 +327,8 @@ def match(gradient, value):
             _raise_holds_state(value)
         raise TypeError(f"cannot take a gradient through attribute {next(iter(gradient))!r} "
                         f"of a {type(value).__name__}; {_ARGUMENT_KINDS}")
-    frame = sys._getframe(1)
-    _refuse_integral(value, frame)
-    return _apart_from_arguments(_match(gradient, value), frame)
+    _refuse_integral(value, frame, arguments)
+    return _apart_from_arguments(_match(gradient, value), frame, arguments)
 
 
 def match_for_caller(gradient, value):
@@ -406,11 +416,11 @@ def refuse_integral_argument(value) -> None:
     _refuse_integral(value, sys._getframe(1))
 
 
-def _refuse_integral(value, frame) -> None:
-    """Raise for an integer or boolean argument (`frame`: the generated function's), and for
-    any argument that is an np.matrix or a masked array, whose operations were differentiated
-    as np.ndarray's."""
-    refuse_subclass_arguments(frame)  # every argument, differentiated or not
+def _refuse_integral(value, frame, arguments: dict | None = None) -> None:
+    """Raise for an integer or boolean argument (`frame`: the generated function's; `arguments`:
+    its arguments_of(frame) if read already), and for any argument that is an np.matrix or a
+    masked array, whose operations were differentiated as np.ndarray's."""
+    refuse_subclass_arguments(frame, arguments)  # every argument, differentiated or not
     if isinstance(value, (str, bytes)):
         refuse_text_argument(value, _parameter_holding(value, frame))
     if _is_integral(value):
