@@ -24,6 +24,8 @@ def _reading_lists(adjoint):
     of it, as the product does (`np.dot(xs, xs)` of a list of lists)."""
     @functools.wraps(adjoint)
     def reading(g, a, b, *options, **keywords):
+        if type(a) is np.ndarray and type(b) is np.ndarray:  # the common case, as it is
+            return adjoint(g, a, b, *options, **keywords)
         for operand in (a, b):
             if type(operand) is not np.ndarray and is_users_object(operand) and \
                     not hasattr(operand, "__array__") and not _is_number(operand):
