@@ -62,8 +62,10 @@ def refuse_in_derivative(*values) -> None:
     the helper computes with its operations (`*` of np.matrix multiplies matrices): naming the
     argument of the derivative running that is one, else as read beside the arguments, or
     given as dy, and computed from."""
-    found = next((value for value in values if is_refused_subclass(value)), None)
-    if found is None:
+    for found in values:  # (a loop: a generator would cost more than the checks)
+        if is_refused_subclass(found):
+            break
+    else:
         return
     frame = sys._getframe(1)
     while frame is not None and not frame.f_code.co_filename.startswith(PREFIX):
