@@ -26,6 +26,8 @@ import weakref
 
 import numpy as np
 
+from ..array_subclasses import arguments_of
+
 # The file name of each generated reverse derivative -> the name of the function it derives.
 # Filled as derivatives are made (transforms/codegen/loading.py); an entry goes with its code.
 _derived_functions: dict = {}
@@ -105,10 +107,8 @@ def _given_integers(frame) -> bool:
     frame = _derivative_frame(frame)
     if frame is None:
         return False
-    code, given = frame.f_code, frame.f_locals
     return any(isinstance(value, int) and not isinstance(value, bool) or _kind(value) in ("i", "u")
-               for value in (given.get(name) for name in
-                             code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]))
+               for value in arguments_of(frame).values())
 
 
 def _kind(value) -> str | None:

@@ -309,24 +309,21 @@ def match(gradient, value):
     The gradient goes to the user, who gets none for an object other than a dataclass (see
     `match_for_caller`).
     """
+    if type(value) is not np.ndarray or type(gradient) is not np.ndarray:
+        # (Two arrays, the common case, have no registered type to rebuild, no object's
+        # gradient.)
+        if any_registered() and current_sink() is None:
+            gradient = as_registered_types(gradient, value)
+        if isinstance(gradient, ObjectGradient):
+            if current_sink() is not None:  # implicit_grad: its Variables got their gradients
+                return None
+            if holds_state(value):
+                _raise_holds_state(value)
+            raise TypeError(f"cannot take a gradient through attribute "
+                            f"{next(iter(gradient))!r} of a {type(value).__name__}; "
+                            f"{_ARGUMENT_KINDS}")
     frame = sys._getframe(1)
     arguments = arguments_of(frame)
-    if type(value) is np.ndarray and type(gradient) is np.ndarray:
-        # The common case, the steps below as they apply to two arrays: nothing to rebuild as
-        # a registered type, no object's gradient; the checks, the dtype, the copy.
-        _refuse_integral(value, frame, arguments)
-        if gradient.dtype != value.dtype:
-            gradient = in_dtype_of(gradient, value)
-        return _apart_from_arguments(gradient, frame, arguments)
-    if any_registered() and current_sink() is None:
-        gradient = as_registered_types(gradient, value)
-    if isinstance(gradient, ObjectGradient):
-        if current_sink() is not None:  # implicit_grad: its Variables got their gradients
-            return None
-        if holds_state(value):
-            _raise_holds_state(value)
-        raise TypeError(f"cannot take a gradient through attribute {next(iter(gradient))!r} "
-                        f"of a {type(value).__name__}; {_ARGUMENT_KINDS}")
     _refuse_integral(value, frame, arguments)
     return _apart_from_arguments(_match(gradient, value), frame, arguments)
 
@@ -459,10 +456,7 @@ def _is_integral(value) -> bool:
 
 def _parameter_holding(value, frame) -> str:
     """The name of the parameter of the generated function (frame) that holds `value`."""
-    code = frame.f_code
-    count = code.co_argcount + code.co_kwonlyargcount
-    names = [n for n in code.co_varnames[:count] if frame.f_locals.get(n) is value]
-    return names[0] if names else "?"
+    return next((name for name, given in arguments_of(frame).items() if given is value), "?")
 
 
 def _match(gradient, value):
