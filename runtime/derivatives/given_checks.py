@@ -10,12 +10,9 @@ reverse derivative in the same words: runtime/derivatives/structure.py `_check_s
 """
 from __future__ import annotations
 
-import numbers
-
-import numpy as np
-
 from ..array_subclasses import ArraySubclassError, is_refused_subclass
 from .objects import ObjectGradient
+from .real_only import is_complex
 from .structure import _described, _is_integral, _shape, carries_gradient
 
 
@@ -48,9 +45,9 @@ def check_like(value, given, path: str, what: str, rule: str, strict_kind: bool 
                         f"{_described(value)}; got {_described(given)}: {rule}")
     got, expected = _known_shape(given), _known_shape(value)
     if got is not None and expected is not None and got != expected:
-        raise ValueError(f"{what.format(path=path)} has shape {got}, but {path} has shape {expected}: "
-                         f"{rule}")
-    if _is_complex(given) and not _is_complex(value):
+        raise ValueError(f"{what.format(path=path)} has shape {got}, but {path} has shape "
+                         f"{expected}: {rule}")
+    if is_complex(given) and not is_complex(value):
         raise TypeError(f"{what.format(path=path)} is complex, but {path} is real: {rule}")
     if strict_kind and hasattr(given, "dtype") and _is_integral(given):
         raise TypeError(f"{what.format(path=path)} is an array of {given.dtype}, but {path} is "
@@ -61,12 +58,6 @@ def _known_shape(value):
     """value's shape where every size is known (a traced value's may not be)."""
     shape = _shape(value)
     return None if any(size is None for size in shape) else shape
-
-
-def _is_complex(value) -> bool:
-    if hasattr(value, "dtype"):
-        return np.dtype(value.dtype).kind == "c"
-    return isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real)
 
 
 def check_tangents(names, values, tangent) -> None:

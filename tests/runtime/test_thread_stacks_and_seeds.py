@@ -1,12 +1,14 @@
 """The per-thread stacks of runtime/state.py (ThreadStack) and the seed a gradient starts from
 (runtime/derivatives/structure.py `seed`), in the cases their quick answers cover: a thread
-that pushed nothing, and a loss that is a NumPy scalar of each inexact dtype."""
+that pushed nothing, a loss that is a NumPy scalar of each inexact dtype; and whether a value
+is complex (runtime/derivatives/real_only.py `is_complex`), which every seed and match asks."""
 import threading
 
 import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.derivatives.real_only import is_complex
 from autotrace.runtime.derivatives.structure import ones_like, seed
 from autotrace.runtime.state import ThreadStack
 
@@ -62,3 +64,31 @@ def test_gradients_of_scalar_losses_keep_the_dtype(dtype):
 def test_a_loss_of_integers_is_still_refused_without_dy():
     with pytest.raises(TypeError, match="integers carry no gradient"):
         autotrace.grad(lambda x: np.sum(x > 0) + np.int64(1))(np.ones(3))
+
+
+class _OtherLibraryArray:
+    """An array of another library, whose dtype is not NumPy's (torch.complex64 prints so)."""
+
+    def __init__(self, dtype_name):
+        self.dtype = type("OtherDtype", (), {"__str__": lambda self: dtype_name})()
+
+
+@pytest.mark.parametrize("value, expected", [
+    (np.ones(2, np.complex64), True), (np.complex128(1j), True), (np.ones(2), False),
+    (np.float32(1.0), False), (np.arange(3), False), (np.ones(2, bool), False),
+    (1j, True), (1.0, False), (3, False), ([1.0, 2j], True), ((1.0, 2.0), False),
+    (_OtherLibraryArray("torch.complex64"), True), (_OtherLibraryArray("torch.float32"), False),
+])
+def test_is_complex_reads_numpy_dtypes_by_kind_and_others_by_name(value, expected):
+    assert is_complex(value) is expected
+
+
+def test_a_float_arguments_gradient_through_complex_values_is_its_real_part():
+    gradient = autotrace.grad(lambda x: np.real(np.exp(1j * x)))(0.3)
+    assert type(gradient) is float
+    assert gradient == pytest.approx(-np.sin(0.3), rel=1e-15)
+
+
+def test_a_complex_tangent_of_a_real_argument_is_refused():
+    with pytest.raises(TypeError, match="the tangent of x is complex, but x is real"):
+        autotrace.forward(lambda x: np.sin(x))(np.ones(2), tangent=np.ones(2, np.complex128))
