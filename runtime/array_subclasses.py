@@ -52,7 +52,8 @@ def refuse_subclass_arguments(frame, arguments: dict | None = None) -> None:
     already), differentiated or not, is a refused subclass's: its operations computed the
     derivative, as np.ndarray's were meant to."""
     for name, value in (arguments_of(frame) if arguments is None else arguments).items():
-        if is_refused_subclass(value):
+        # (a plain array, the common case, told without a call: this runs in every `match`)
+        if type(value) is not np.ndarray and is_refused_subclass(value):
             raise ArraySubclassError(value, f"argument {name!r}")
 
 

@@ -45,9 +45,12 @@ def _may_share(leaf, others) -> bool:
     view of one, as far as the trace knows)."""
     if type(leaf) is np.ndarray and leaf.base is None:
         # It owns its memory: only it, or a view of it, can share that (a view's base is the
-        # array that owns the memory), a test far cheaper than np.may_share_memory.
-        return any(other is leaf or isinstance(other, np.ndarray) and other.base is leaf
-                   for other in others)
+        # array that owns the memory), a test far cheaper than np.may_share_memory. (A loop:
+        # a generator would cost more than the tests, in every gradient's `match`.)
+        for other in others:
+            if other is leaf or isinstance(other, np.ndarray) and other.base is leaf:
+                return True
+        return False
     if _is_traced_array(leaf):  # it, or what it is a view of (`dy.T`), is one of `others`
         while leaf is not None:
             if any(leaf is other for other in others):
@@ -69,17 +72,20 @@ def _apart_from_arguments(gradient, frame, given: dict | None = None):
     a dict of arrays), copied."""
     if isinstance(gradient, _IMMUTABLE):
         return gradient  # a number: nothing to share, and no need to look at the arguments
-    owner = type(gradient) is np.ndarray and gradient.base is None
+    plain = type(gradient) is np.ndarray
+    owner = plain and gradient.base is None
     arguments = []
     for value in (arguments_of(frame) if given is None else given).values():
         if type(value) is np.ndarray:
-            if owner and (value is gradient or value.base is gradient):
-                return gradient.copy()  # only it, or a view of it, shares its memory
+            if owner:  # only it, or a view of it, shares its memory: told here, for good
+                if value is gradient or value.base is gradient:
+                    return gradient.copy()
+                continue
             arguments.append(value)
         elif type(value) not in _NO_ARRAYS:
             _leaves(value, arguments.append)
-    if type(gradient) is np.ndarray:  # the common case, without walking a tree
-        return gradient.copy() if _may_share(gradient, arguments) else gradient
+    if plain:  # the common case, without walking a tree
+        return gradient.copy() if arguments and _may_share(gradient, arguments) else gradient
     return _apart(gradient, arguments)
 
 

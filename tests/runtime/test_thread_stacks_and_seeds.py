@@ -1,13 +1,16 @@
 """The per-thread stacks of runtime/state.py (ThreadStack) and the seed a gradient starts from
 (runtime/derivatives/structure.py `seed`), in the cases their quick answers cover: a thread
 that pushed nothing, a loss that is a NumPy scalar of each inexact dtype; and whether a value
-is complex (runtime/derivatives/real_only.py `is_complex`), which every seed and match asks."""
+is complex (runtime/derivatives/real_only.py `is_complex`), which every seed and match asks;
+and the copy `match` makes of a gradient that shares an argument's memory, and only of one."""
+import sys
 import threading
 
 import numpy as np
 import pytest
 
 import autotrace
+from autotrace.runtime.derivatives.fresh_memory import _apart_from_arguments
 from autotrace.runtime.derivatives.real_only import is_complex
 from autotrace.runtime.derivatives.structure import ones_like, seed
 from autotrace.runtime.state import ThreadStack
@@ -92,3 +95,27 @@ def test_a_float_arguments_gradient_through_complex_values_is_its_real_part():
 def test_a_complex_tangent_of_a_real_argument_is_refused():
     with pytest.raises(TypeError, match="the tangent of x is complex, but x is real"):
         autotrace.forward(lambda x: np.sin(x))(np.ones(2), tangent=np.ones(2, np.complex128))
+
+
+def _gradient_handed_back(gradient, x, others):
+    """What `match`'s last step gives back of `gradient` in a derivative of (x, others)."""
+    def derivative(x, others, *, dy=None):
+        return _apart_from_arguments(gradient, sys._getframe(0))
+    return derivative(x, others)
+
+
+@pytest.mark.parametrize("case", ["the argument", "base of a view argument",
+                                  "held in a list argument", "a view of an argument"])
+def test_a_gradient_sharing_an_arguments_memory_is_copied(case):
+    x, mine = np.arange(4.0), np.arange(4.0) * 2
+    gradient, others = {"the argument": (x, []), "base of a view argument": (mine, [mine[1:]]),
+                        "held in a list argument": (mine, [mine]),
+                        "a view of an argument": (x[::2], [])}[case]
+    handed = _gradient_handed_back(gradient, x, others)
+    assert handed is not gradient and not np.shares_memory(handed, gradient)
+    np.testing.assert_array_equal(handed, gradient)
+
+
+def test_a_gradient_of_its_own_memory_is_handed_back_as_it_is():
+    gradient = np.ones(3)
+    assert _gradient_handed_back(gradient, np.ones(3), [np.zeros(2)]) is gradient
