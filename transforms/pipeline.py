@@ -28,7 +28,7 @@ from typing import Callable
 
 import gast
 
-from .codegen import cleanup
+from .codegen import cleanup, constant_folding
 from .forward import forward_body
 from .front import front_end
 from .codegen import loading
@@ -67,7 +67,7 @@ def _optimized(unit: Unit) -> bool:
 
 
 def _constants(unit: Unit) -> None:
-    cleanup.fold_constants(unit.new_body)
+    constant_folding.fold_constants(unit.new_body)
 
 
 def _dead_code(unit: Unit) -> None:

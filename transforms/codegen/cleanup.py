@@ -5,7 +5,7 @@
    (`x[i] = v`), only if it reads a name that may share x's memory (transforms/analysis/aliases.py);
    a value that a name assigned once holds too is restored from that name, not the stack
    (transforms/codegen/restores.py, which runs first);
-2. constant folding: `2 * 3.0` becomes `6.0`;
+2. constant folding: `2 * 3.0` becomes `6.0` (transforms/codegen/constant_folding.py);
 3. dead code: assignments of pure expressions to names nobody reads;
 4. single-use temporaries: a temporary read once, by the next statement, is written into it;
 5. empty control flow: an if or loop left with nothing to do.
@@ -13,19 +13,15 @@
 from __future__ import annotations
 
 import collections
-import operator
 
 import gast
 
 from ..analysis.memory_sharing import memory_sharing
 from ..analysis.calls import classify
+from .constant_folding import folded_factors
 from .naming import name_counts
 from ..reverse.sweep_parts import COMMENT, SAVE
 from .nodes import nodes_of, walk
-
-_FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
-             gast.Div: operator.truediv, gast.Pow: operator.pow}
-
 
 def _loads(nodes) -> collections.Counter:
     return name_counts(nodes, gast.Load)
@@ -220,132 +216,6 @@ def _value_reads(node, shape_only: dict) -> tuple:
     return {n.id for n in reads}, {n.id for n in reads if id(n) not in skipped}
 
 
-def fold_constants(body, namer=None):
-    """Fold arithmetic on numbers (`2 * 3.0` is `6.0`) and drop identities (`x * 1`, `1 * x`,
-    `x / 1`, `x ** 1`, `-(-x)`) where what they compute feeds another operator.
-
-    Elsewhere an identity stays: `A = x * 1.0` makes a new array, and folding it into `A = x`
-    would let a later `A[0] = ...` (or a view of A) write into x.
-    """
-    for statement in body:
-        # Most statements hold neither: one walk finds out, where each pass below visits
-        # every node.
-        folds = identities = False
-        for node in nodes_of(statement):
-            if isinstance(node, gast.BinOp):
-                folds = folds or (_number_of(node.left) is not None
-                                  and _number_of(node.right) is not None)
-            elif not isinstance(node, gast.UnaryOp):
-                continue
-            identities = identities or _identity_operand(node) is not None
-        if folds:  # a fold may make an identity (`x * (0.5 * 2)`)
-            _FoldNumbers().visit(statement)
-        if folds or identities:
-            _DropIdentities().visit(statement)
-
-
-class _FoldNumbers(gast.NodeTransformer):
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        left, right = _number_of(node.left), _number_of(node.right)
-        if left is not None and right is not None and type(node.op) in _FOLDABLE:
-            try:
-                value = _FOLDABLE[type(node.op)](left, right)
-            except (ArithmeticError, ValueError):
-                return node
-            if isinstance(value, (int, float)) and abs(value) < 1e15:
-                return _number(value)
-        return node
-
-
-class _DropIdentities(gast.NodeTransformer):
-    """Top down: `fresh` says whether the value of the node visited is read only by an
-    arithmetic operator, which makes a new value of it (so it may as well be the operand)."""
-
-    def __init__(self):
-        self.fresh = False
-
-    def generic_visit(self, node):
-        fresh, self.fresh = self.fresh, False
-        node = super().generic_visit(node)
-        self.fresh = fresh
-        return node
-
-    def operands(self, node):
-        fresh, self.fresh = self.fresh, True
-        node = super().generic_visit(node)
-        self.fresh = fresh
-        return node
-
-    def visit_BinOp(self, node):
-        operand = _identity_operand(_without_zeroth_powers(node))
-        if operand is not None and self.fresh:
-            return self.visit(operand)
-        return self.operands(node)
-
-    def visit_UnaryOp(self, node):
-        operand = _identity_operand(node)
-        if operand is not None and self.fresh:
-            return self.visit(operand)
-        return self.operands(node)
-
-
-def _identity_operand(node):
-    """`x` for `x * 1`, `1 * x`, `x / 1`, `x ** 1` and `-(-x)` (what rules like power's give
-    for a constant exponent); else None."""
-    if isinstance(node, gast.UnaryOp):
-        if (isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp)
-                and isinstance(node.operand.op, gast.USub)):
-            return node.operand.operand
-        return None
-    if isinstance(node.op, (gast.Pow, gast.Mult, gast.Div)) and _is_one(node.right):
-        return node.left
-    if isinstance(node.op, gast.Mult) and _is_one(node.left):
-        return node.right
-    return None
-
-
-def _without_zeroth_powers(node):
-    """`d * e ** 0` as `d * 1` (what power's partial of `e ** 1` gives): NumPy's `e ** 0` is 1
-    for every e (0, nan and inf too), where differentiating it again would give 0 * e ** -1,
-    nan at e = 0. (A factor: the product's shape is the other's, at least e's.)"""
-    if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult):
-        for side in ("left", "right"):
-            if _is_zeroth_power(getattr(node, side)):
-                setattr(node, side, gast.Constant(value=1, kind=None))
-    return node
-
-
-def _is_one(node) -> bool:
-    return _is_constant(node, 1)
-
-
-def _is_zeroth_power(node) -> bool:
-    return isinstance(node, gast.BinOp) and isinstance(node.op, gast.Pow) and \
-        _is_constant(node.right, 0)
-
-
-def _is_constant(node, value) -> bool:
-    return (isinstance(node, gast.Constant) and not isinstance(node.value, bool)
-            and isinstance(node.value, (int, float)) and node.value == value)
-
-
-def _number_of(node):
-    """The int or float that `node` writes (`2.5`, `-1`), else None."""
-    sign = 1
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        node, sign = node.operand, -1
-    if isinstance(node, gast.Constant) and type(node.value) in (int, float):
-        return sign * node.value
-    return None
-
-
-def _number(value):
-    if value < 0:
-        return gast.UnaryOp(op=gast.USub(), operand=gast.Constant(value=-value, kind=None))
-    return gast.Constant(value=value, kind=None)
-
-
 # Builtins that run through an iterable they are given: one that is lazy (map(out.append,
 # items), a generator) does its work then, so an unread `r = list(items)` is not dead.
 _CONSUMERS = frozenset({"list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "any",
@@ -521,6 +391,10 @@ class _Substitute(gast.NodeTransformer):
         if node.id == self.identifier and isinstance(node.ctx, gast.Load):
             return self.value
         return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        return folded_factors(node)  # `t * 2`, t = `g * 0.1`: `g * 0.2`
 
 
 def remove_empty_control_flow(body):

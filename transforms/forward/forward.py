@@ -16,7 +16,7 @@ import inspect
 import gast
 import numpy as np
 
-from ..codegen import cleanup
+from ..codegen import constant_folding
 from ..analysis.activity import DESCRIPTIVE_ATTRIBUTES, popped_stack
 from ..analysis.calls import (UNARY_OPERATORS, binary_operator, classify, describe,
                                         has_tangent_rule)
@@ -387,7 +387,7 @@ class ForwardMode(DerivativeMode):
         the rule (its zero terms dropped, its constants folded) gives one through, copy it,
         unless it is a temporary's (read once, here) that holds an array of its own."""
         folded = copy_tree(statement)
-        cleanup.fold_constants([folded])
+        constant_folding.fold_constants([folded])
         value = folded.value
         passed = value
         while (isinstance(passed, gast.Call) and isinstance(passed.func, gast.Name)
