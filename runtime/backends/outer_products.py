@@ -1,45 +1,22 @@
-"""Outer products: a matmul whose contracted length is 1, computed by np.einsum.
-
-The weight gradient of a dense layer at batch 1 is `x.T @ g`, a (784, 1) @ (1, 512) product.
-NumPy's matmul gives a product whose contracted length is 1 to BLAS only where it is a dot
-product: a column times a row runs NumPy's own triple loop (numpy/_core/src/umath/
-matmul.c.src, "column @ row"), 570 us for (784, 1) @ (1, 512) in float32 or float64 (2 cores,
-AVX-512). np.einsum("...ij,...jk->...ik") computes the same in 85 us (float32) and 170 us
-(float64), about the time it takes to write the result; the broadcast multiply `a * b`, with
-an add of +0.0 for the sign of zeros, takes 165 and 310. So, on the CPU:
+"""Outer products: a matmul whose contracted length is 1, computed by np.einsum, which gives
+NumPy's matmul bit for bit and sooner (runtime/primitives/outer_matmul.py says when and why).
+On the CPU:
 
     c:f32[784,512] = matmul a b     ->     c:f32[784,512] = matmul_outer a b
 
-Both loops set each element to +0.0 and add the one product to it, so where the product is
--0.0 both give +0.0, and every other product (infinities, NaN, what underflows) is the rounded
-product: the result is NumPy's matmul's, bit for bit (tests/runtime/test_outer_products.py
-holds both to it, special values included).
-
-Only float32 and float64 matrices (two dimensions or more, batched ones included) whose
-contracted length is known to be 1 are rewritten, with results of MIN_ELEMENTS elements or
-more (or of unknown size), and not a (1, 1) @ (1, 1) product, which NumPy computes as a BLAS
-dot. A backend whose matmul is not NumPy's (CuPy's cuBLAS) does not
-run this pass.
+Only products whose contracted length is known to be 1 are rewritten. A backend whose matmul
+is not NumPy's (CuPy's cuBLAS) does not run this pass.
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ..graph import Equation, Graph
 from ..primitives.batching import refuse_batching
+from ..primitives.outer_matmul import SUBSCRIPTS, is_one_term, outer_product
 from ..primitives.registry import C_ORDER, Primitive, out_argument, primitives, register
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# Below this many elements einsum's fixed cost is not won back: (16, 1) @ (1, 10) 1.5 us with
-# matmul, 2.7 with einsum; (32, 1) @ (1, 64) 4.2 and 3.4; (64, 1) @ (1, 64) 7.1 and 4.0.
-MIN_ELEMENTS = 1024
-SUBSCRIPTS = "...ij,...jk->...ik"
 
 
 def _outer_product(a, b):
-    return np.einsum(SUBSCRIPTS, a, b)
+    return outer_product(a, b)
 
 
 def _outer_product_shape(a, b):
@@ -58,16 +35,10 @@ def is_outer_product(equation: Equation) -> bool:
     if equation.primitive.name != "matmul" or "out" in equation.attrs:
         return False
     a, b = (getattr(value, "aval", None) for value in equation.inputs)
-    if a is None or b is None or a.ndim < 2 or b.ndim < 2:
+    if a is None or b is None:
         return False
-    if a.shape[-1] != 1 or b.shape[-2] != 1:
-        return False
-    if a.shape[-2] == 1 and b.shape[-1] == 1:
-        return False
-    shape = equation.outputs[0].aval.shape
-    if None not in shape and math.prod(shape) < MIN_ELEMENTS:
-        return False
-    return all(aval.dtype in _FLOATS for aval in (a, b, equation.outputs[0].aval))
+    result = equation.outputs[0].aval
+    return is_one_term(a.shape, b.shape, (a.dtype, b.dtype, result.dtype), result.shape)
 
 
 class OuterProducts:

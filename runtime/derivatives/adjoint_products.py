@@ -16,6 +16,7 @@ from .dtypes import real_dtype
 from .objects import defines_its_own, operator_on_object
 from ..devices import array_module
 from ..primitives.index import as_array
+from ..primitives.outer_matmul import matmul_of_one_term
 from ..primitives.memory import is_users_object
 
 
@@ -52,7 +53,9 @@ def matmul_adjoint_a(g, a, b):
     """The gradient of <g, a @ b> with respect to a."""
     if type(g) is np.ndarray and type(a) is type(b) is np.ndarray and b.ndim == 2 \
             and a.ndim <= 2:
-        return g @ b.T  # the common cases, without looking further
+        # the common cases, without looking further (a column times a row where b has one
+        # column: a layer of one output)
+        return matmul_of_one_term(g, b.T) if g.ndim == 2 else g @ b.T
     xp = array_module(g)
     ndim_a, ndim_b = np.ndim(a), np.ndim(b)
     if ndim_b == 2 and ndim_a <= 2:  # the common cases: matrix or vector times matrix
@@ -71,7 +74,9 @@ def matmul_adjoint_b(g, a, b):
     """The gradient of <g, a @ b> with respect to b."""
     if type(g) is np.ndarray and type(a) is type(b) is np.ndarray and a.ndim == 2 \
             and b.ndim <= 2:
-        return a.T @ g  # the common cases, without looking further
+        # the common cases, without looking further (a column times a row where a has one
+        # row: a layer's weights at batch 1)
+        return matmul_of_one_term(a.T, g) if g.ndim == 2 else a.T @ g
     xp = array_module(g)
     ndim_a, ndim_b = np.ndim(a), np.ndim(b)
     if ndim_a == 2 and ndim_b <= 2:  # the common cases: matrix times matrix or vector
@@ -98,6 +103,14 @@ def _tensordot(xp, a, b, axes):
     return xp.tensordot(a, b, axes=(tuple(axes[0]), tuple(axes[1])))
 
 
+def _matrix_product(xp, a, b):
+    """`a @ b` of two matrices of the array library `xp` (NumPy's: a column times a row by
+    einsum, which is NumPy's matmul bit for bit, and sooner)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return matmul_of_one_term(a, b)
+    return xp.matmul(a, b)
+
+
 @_reading_lists
 def dot_adjoint_a(g, a, b):
     """The gradient of <g, np.dot(a, b)> with respect to a."""
@@ -106,7 +119,7 @@ def dot_adjoint_a(g, a, b):
     if ndim_a == 0 or ndim_b == 0:
         return unbroadcast(g * b, a)
     if ndim_a == 2 and ndim_b == 2:
-        return xp.matmul(g, b.T)
+        return _matrix_product(xp, g, b.T)
     if ndim_b == 1:
         return xp.expand_dims(g, -1) * b
     free_b = [i for i in range(ndim_b) if i != ndim_b - 2]
@@ -121,7 +134,7 @@ def dot_adjoint_b(g, a, b):
     if ndim_a == 0 or ndim_b == 0:
         return unbroadcast(g * a, b)
     if ndim_a == 2 and ndim_b == 2:
-        return xp.matmul(a.T, g)
+        return _matrix_product(xp, a.T, g)
     out = _tensordot(xp, a, g, (list(range(ndim_a - 1)), list(range(ndim_a - 1))))
     return xp.moveaxis(out, 0, ndim_b - 2) if ndim_b >= 2 else out
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import autotrace
-from autotrace.runtime.backends.outer_products import (MIN_ELEMENTS, OuterProducts,
-                                                       is_outer_product)
+from autotrace.runtime.backends.outer_products import OuterProducts, is_outer_product
 from autotrace.runtime.backends.selection import backend_named
 from autotrace.runtime.execution.executor import compile
+from autotrace.runtime.primitives.outer_matmul import MIN_ELEMENTS, matmul_of_one_term
 from autotrace.runtime.tracing.tracer import trace
 
 llvm_backend = backend_named("llvm")
@@ -171,3 +171,61 @@ def test_a_product_that_dies_in_the_call_is_written_into_a_kept_buffer():
         assert np.array_equal(bits(traced(x, g, W)), bits(weighted(x, g, W)))
     source = traced.source(x, g, W)
     assert "outer_product(" in source and "out=_kept" in source, source
+
+
+# The eager derivatives' matmul and dot adjoints (runtime/derivatives/adjoint_products.py) call
+# matmul_of_one_term, which computes a column times a row as the traced backends do.
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", [((44, 1), (1, 44)), ((1100, 1), (1, 1)), ((1, 1), (1, 1100)),
+                                    ((44, 3), (3, 44)), ((1, 1), (1, 1)), ((4, 1), (1, 4))])
+def test_matmul_of_one_term_is_numpys_matmul_bit_for_bit(dtype, shapes):
+    with np.errstate(all="ignore"):
+        values = np.array(SPECIAL).astype(dtype)
+        a = np.resize(values, shapes[0])
+        b = np.resize(values[::-1], shapes[1])
+        expected = np.matmul(a, b)
+        result = matmul_of_one_term(a, b)
+    assert result.dtype == expected.dtype and result.shape == expected.shape
+    np.testing.assert_array_equal(bits(result), bits(expected))
+
+
+def dense_loss(W, b, x):
+    return np.sum(np.tanh(x @ W + b) ** 2)
+
+
+def dense_loss_with_dot(W, x):
+    return np.sum(np.dot(x, W) ** 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_weight_gradient_of_a_layer_at_batch_1_is_the_outer_product_numpys_matmul_gives(
+        dtype):
+    rng = np.random.default_rng(3)
+    W, b, x = (rng.standard_normal(shape).astype(dtype) for shape in ((70, 40), (40,), (1, 70)))
+    with np.errstate(all="ignore"):
+        x[0, :len(SPECIAL)] = np.array(SPECIAL).astype(dtype)  # -0.0, inf, NaN among them
+    with np.errstate(all="ignore"):
+        grad_W, grad_b = autotrace.grad(dense_loss, wrt=(0, 1))(W, b, x)
+        y = np.tanh(x @ W + b)
+        g = 2 * y * (1 - y * y)
+        expected = np.matmul(x.T, g)
+    assert grad_W.dtype == dtype
+    np.testing.assert_array_equal(bits(grad_W), bits(expected))
+    np.testing.assert_array_equal(grad_b, np.sum(g, axis=0))
+    W_dot = rng.standard_normal((70, 40)).astype(dtype)
+    x_dot = rng.standard_normal((1, 70)).astype(dtype)
+    expected = np.matmul(x_dot.T, 2 * np.dot(x_dot, W_dot))
+    got = autotrace.grad(dense_loss_with_dot)(W_dot, x_dot)
+    np.testing.assert_array_equal(bits(got), bits(expected))
+
+
+def one_output_loss(x, w):
+    return np.sum((x @ w) ** 2)
+
+
+def test_the_input_gradient_of_a_layer_of_one_output_is_numpys_matmul():
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((64, 30)), rng.standard_normal((30, 1))
+    expected = np.matmul(2 * (x @ w), w.T)
+    np.testing.assert_array_equal(bits(autotrace.grad(one_output_loss)(x, w)), bits(expected))
