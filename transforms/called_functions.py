@@ -104,6 +104,9 @@ def derivative_of(func, wrt: WithRespectTo, implicit: bool = False, split: bool 
     ones run in halves, see vjp_start)."""
     cache = cache_of(func)
     key = ("implicit", wrt) if implicit else ("split", wrt) if split else wrt
+    made = cache.get(key)  # (made already, most often: read without the lock, which builds)
+    if made is not None and is_current(made):
+        return refuse_writer_run_again(made, func)
     with transform_lock:
         if key not in cache or not is_current(cache[key]):  # made again after a rebinding
             session = Session(optimized=True, implicit=implicit, called=True)
@@ -236,6 +239,9 @@ def object_with_gradient(value) -> bool:
 def forward_derivative_of(func, wrt: WithRespectTo):
     """The forward-mode derivative of the Python function `func`, built once per `wrt`."""
     cache = cache_of(func)
+    made = cache.get(("forward", wrt))  # (as derivative_of reads it)
+    if made is not None and is_current(made):
+        return refuse_writer_run_again(made, func)
     with transform_lock:
         if ("forward", wrt) not in cache or not is_current(cache[("forward", wrt)]):
             cache[("forward", wrt)] = Session(optimized=True, called=True).build(

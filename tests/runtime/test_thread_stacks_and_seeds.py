@@ -119,3 +119,19 @@ def test_a_gradient_sharing_an_arguments_memory_is_copied(case):
 def test_a_gradient_of_its_own_memory_is_handed_back_as_it_is():
     gradient = np.ones(3)
     assert _gradient_handed_back(gradient, np.ones(3), [np.zeros(2)]) is gradient
+
+
+def test_the_seed_of_an_array_given_dy_is_dy_itself_or_made_complex_for_a_complex_value():
+    dy = np.arange(3.0)
+    assert seed(np.ones(3), dy) is dy
+    assert seed(np.ones(3, np.complex128), np.ones(3, np.complex64)).dtype == np.complex64
+    started = seed(np.ones(3, np.complex64), dy)  # a real dy of a complex output: complex
+    assert started.dtype == np.complex128
+    np.testing.assert_array_equal(started, dy)
+    assert seed(np.arange(3), dy) is dy  # an integer output: no gradient to check
+
+
+def test_a_seed_of_the_wrong_shape_is_refused_for_arrays_too():
+    with pytest.raises(ValueError, match=r"dy has shape \(4,\), but the output has shape "
+                                         r"\(3,\): dy is its gradient, shaped like it"):
+        seed(np.ones(3), np.ones(4))
