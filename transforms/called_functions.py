@@ -102,16 +102,23 @@ def derivative_of(func, wrt: WithRespectTo, implicit: bool = False, split: bool 
     """The reverse-mode derivative of the Python function `func`, built once per `wrt` (and
     mode: implicit derivatives hand the gradients of Variables they reach to the sink; split
     ones run in halves, see vjp_start)."""
-    cache = cache_of(func)
     key = ("implicit", wrt) if implicit else ("split", wrt) if split else wrt
+    return _made_once(func, key, lambda: Session(
+        optimized=True, implicit=implicit, called=True).build(
+            "split" if split else "reverse", func, wrt))
+
+
+def _made_once(func, key, build):
+    """The derivative of `func` kept under `key` in its cache, made by `build()` where there is
+    none yet, or where its namespaces changed (after a rebinding)."""
+    cache = cache_of(func)
     made = cache.get(key)  # (made already, most often: read without the lock, which builds)
-    if made is not None and is_current(made):
-        return refuse_writer_run_again(made, func)
-    with transform_lock:
-        if key not in cache or not is_current(cache[key]):  # made again after a rebinding
-            session = Session(optimized=True, implicit=implicit, called=True)
-            cache[key] = session.build("split" if split else "reverse", func, wrt)
-        return refuse_writer_run_again(cache[key], func)
+    if made is None or not is_current(made):
+        with transform_lock:
+            made = cache.get(key)
+            if made is None or not is_current(made):
+                made = cache[key] = build()
+    return refuse_writer_run_again(made, func)
 
 
 def unbind_method(func, args, wrt: WithRespectTo):
@@ -238,15 +245,8 @@ def object_with_gradient(value) -> bool:
 
 def forward_derivative_of(func, wrt: WithRespectTo):
     """The forward-mode derivative of the Python function `func`, built once per `wrt`."""
-    cache = cache_of(func)
-    made = cache.get(("forward", wrt))  # (as derivative_of reads it)
-    if made is not None and is_current(made):
-        return refuse_writer_run_again(made, func)
-    with transform_lock:
-        if ("forward", wrt) not in cache or not is_current(cache[("forward", wrt)]):
-            cache[("forward", wrt)] = Session(optimized=True, called=True).build(
-                "forward", func, wrt)
-        return refuse_writer_run_again(cache[("forward", wrt)], func)
+    return _made_once(func, ("forward", wrt), lambda: Session(
+        optimized=True, called=True).build("forward", func, wrt))
 
 
 def classify_value_safely(func) -> str:

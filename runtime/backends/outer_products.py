@@ -15,16 +15,12 @@ from ..primitives.outer_matmul import SUBSCRIPTS, is_one_term, outer_product
 from ..primitives.registry import C_ORDER, Primitive, out_argument, primitives, register
 
 
-def _outer_product(a, b):
-    return outer_product(a, b)
-
-
 def _outer_product_shape(a, b):
     return primitives["matmul"].abstract_eval(a, b)
 
 
 matmul_outer = register(Primitive(
-    "matmul_outer", _outer_product, _outer_product_shape, fresh=True,
+    "matmul_outer", outer_product, _outer_product_shape, fresh=True,
     source=lambda args, attrs: f"np.einsum({SUBSCRIPTS!r}, {', '.join(args)})",
     batching=refuse_batching("it is made by the CPU backend's passes, after batching")))
 
